@@ -1,0 +1,32 @@
+# The two commands of the README. Both install whatever is missing first (setup.sh).
+SHELL := /bin/bash
+VENV := .venv
+MCASTLAB := $(VENV)/bin/mcastlab
+PYTEST_ARGS ?=
+RESULTS ?= results/seed003-quick
+
+.PHONY: run test setup lint unit clean-net help
+
+help:
+	@echo "make run   - install what is missing, run the quick campaign (seed003-quick) and its report"
+	@echo "make test  - install what is missing, run the whole test suite"
+
+setup:
+	@./setup.sh --check >/dev/null 2>&1 || ./setup.sh
+
+run: setup
+	$(MCASTLAB) run experiments/seed003-quick.toml --results $(RESULTS)
+	$(MCASTLAB) report $(RESULTS)
+	@echo "results: $(abspath $(RESULTS))"
+
+test: setup lint
+	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+lint:
+	$(VENV)/bin/ruff check .
+
+unit: setup
+	$(VENV)/bin/python -m pytest -m "not netns" $(PYTEST_ARGS)
+
+clean-net:
+	$(MCASTLAB) clean

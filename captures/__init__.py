@@ -1,0 +1,1 @@
+"""mcastlab: captures."""

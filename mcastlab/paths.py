@@ -1,0 +1,18 @@
+"""Where the project's files, built binaries and private dependencies live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+AGENT_BIN_DIR = REPO_ROOT / "perftest-wrappers" / "bin"
+NATIVE_AGENT = AGENT_BIN_DIR / "perftest_cyclone"
+NATIVE_AGENT_ASAN = AGENT_BIN_DIR / "perftest_cyclone_asan"
+RTI_WRAPPER = REPO_ROOT / "perftest-wrappers" / "rti" / "run_perftest.sh"
+DEPS_DIR = REPO_ROOT / ".deps"
+SMCROUTE_PREFIX = DEPS_DIR / "smcroute"
+SMCROUTED = SMCROUTE_PREFIX / "usr" / "sbin" / "smcrouted"
+SMCROUTECTL = SMCROUTE_PREFIX / "usr" / "sbin" / "smcroutectl"
+EXPERIMENTS_DIR = REPO_ROOT / "experiments"
+# Runtime state of live testbeds (what was created, for `mcastlab clean`).
+STATE_DIR = Path("/run/mcastlab")

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# mcastlab installer: system packages, smcroute in a private prefix, the Python virtual
+# environment, and the native agents. Idempotent; run as root on Debian 12 or Ubuntu 22.04+.
+#
+#   ./setup.sh            install whatever is missing
+#   ./setup.sh --check    report what is missing, install nothing (exit 1 if anything is)
+#   ./setup.sh --with-tex also install TeX, for `make -C paper`
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+
+check_only=0
+with_tex=0
+for arg in "$@"; do
+  case "$arg" in
+    --check) check_only=1 ;;
+    --with-tex) with_tex=1 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (allowed: --check, --with-tex)" >&2; exit 2 ;;
+  esac
+done
+
+# Every system package the project uses. pimd comes from apt; smcroute conflicts with it
+# in Debian (both own the kernel's multicast-routing socket), so it is unpacked into
+# .deps/smcroute instead: the two never run in the same network namespace.
+APT_PACKAGES=(
+  build-essential cmake pkg-config git
+  python3 python3-venv python3-dev
+  iproute2 iputils-ping ethtool bridge-utils procps kmod psmisc
+  mininet openvswitch-switch
+  pimd
+  tcpdump tshark libpcap-dev
+  cyclonedds-dev cyclonedds-tools
+  iperf3 socat
+)
+TEX_PACKAGES=(texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended latexmk)
+[ "$with_tex" = 1 ] && APT_PACKAGES+=("${TEX_PACKAGES[@]}")
+
+VENV="$here/.venv"
+DEPS="$here/.deps"
+AGENT_SRC="$here/perftest-wrappers/native"
+AGENT_BIN="$here/perftest-wrappers/bin/perftest_cyclone"
+AGENT_ASAN_BIN="$here/perftest-wrappers/bin/perftest_cyclone_asan"
+SMCROUTE_DIR="$DEPS/smcroute"
+
+missing=()
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+python_for_venv() {
+  # tomllib needs Python 3.11+; Ubuntu 22.04 ships 3.10 as python3 but has python3.11.
+  for py in python3 python3.13 python3.12 python3.11; do
+    p=$(command -v "/usr/bin/$py" || true)
+    [ -n "$p" ] || continue
+    if "$p" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; then
+      echo "$p"; return 0
+    fi
+  done
+  return 1
+}
+
+apt_missing() {
+  local out=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || out+=("$p")
+  done
+  echo "${out[@]:-}"
+}
+
+lock_hash() { sha256sum "$here/requirements.lock" "$here/pyproject.toml" | sha256sum | cut -c1-16; }
+
+agent_sources_hash() {
+  if [ -d "$AGENT_SRC" ]; then
+    find "$AGENT_SRC" -type f \( -name '*.c' -o -name '*.h' -o -name '*.idl' -o -name 'CMakeLists.txt' \) -print0 \
+      | sort -z | xargs -0 cat | sha256sum | cut -c1-16
+  fi
+}
+
+# ---- what is missing -------------------------------------------------------------
+am=$(apt_missing)
+[ -n "$am" ] && missing+=("system packages: $am")
+[ -x "$SMCROUTE_DIR/usr/sbin/smcrouted" ] || missing+=("smcroute in $SMCROUTE_DIR")
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.mcastlab-lock" 2>/dev/null)" != "$(lock_hash)" ]; then
+  missing+=("Python virtual environment $VENV (requirements.lock)")
+fi
+if [ -f "$AGENT_SRC/CMakeLists.txt" ]; then
+  if [ ! -x "$AGENT_BIN" ] || [ ! -x "$AGENT_ASAN_BIN" ] \
+     || [ "$(cat "$here/perftest-wrappers/bin/.sources" 2>/dev/null)" != "$(agent_sources_hash)" ]; then
+    missing+=("native agent build ($AGENT_BIN)")
+  fi
+fi
+
+if [ "$check_only" = 1 ]; then
+  if [ ${#missing[@]} -eq 0 ]; then say "nothing missing"; exit 0; fi
+  for m in "${missing[@]}"; do say "missing: $m"; done
+  exit 1
+fi
+
+if [ "$(id -u)" != 0 ]; then
+  echo "setup.sh: must run as root (it installs system packages and the tests build network namespaces)" >&2
+  exit 1
+fi
+
+# ---- system packages ---------------------------------------------------------------
+if [ -n "$am" ]; then
+  say "installing system packages: $am"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # Ubuntu 22.04: python3 is 3.10; the venv needs 3.11.
+  if ! python_for_venv >/dev/null; then am="$am python3.11 python3.11-venv python3.11-dev"; fi
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $am >/dev/null
+fi
+
+# ---- smcroute, unpacked beside pimd --------------------------------------------------
+if [ ! -x "$SMCROUTE_DIR/usr/sbin/smcrouted" ]; then
+  say "unpacking smcroute into $SMCROUTE_DIR"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -qq smcroute >/dev/null 2>&1) || {
+    apt-get update -qq && (cd "$tmp" && apt-get download -qq smcroute); }
+  mkdir -p "$SMCROUTE_DIR"
+  dpkg -x "$tmp"/smcroute_*.deb "$SMCROUTE_DIR"
+  rm -rf "$tmp"
+fi
+
+# ---- Python virtual environment ------------------------------------------------------
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.mcastlab-lock" 2>/dev/null)" != "$(lock_hash)" ]; then
+  py=$(python_for_venv) || { echo "setup.sh: no Python 3.11+ found" >&2; exit 1; }
+  say "creating virtual environment with $py"
+  [ -x "$VENV/bin/python" ] || "$py" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip
+  "$VENV/bin/pip" install -q -r requirements.lock
+  "$VENV/bin/pip" install -q --no-deps -e .
+  # Mininet comes from the distribution (it needs its mnexec binary); expose only its
+  # package to the venv rather than every system site-package.
+  site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  mn_pkg=$(/usr/bin/python3 -c 'import mininet, os; print(os.path.dirname(mininet.__file__))')
+  ln -sfn "$mn_pkg" "$site/mininet"
+  lock_hash > "$VENV/.mcastlab-lock"
+fi
+
+# ---- native agent (release and AddressSanitizer builds) ------------------------------
+if [ -f "$AGENT_SRC/CMakeLists.txt" ]; then
+  want=$(agent_sources_hash)
+  if [ ! -x "$AGENT_BIN" ] || [ ! -x "$AGENT_ASAN_BIN" ] \
+     || [ "$(cat "$here/perftest-wrappers/bin/.sources" 2>/dev/null)" != "$want" ]; then
+    say "building the native agent"
+    mkdir -p "$here/perftest-wrappers/bin"
+    cmake -S "$AGENT_SRC" -B "$here/build/native" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$here/build/native" -j"$(nproc)" >/dev/null
+    cmake -S "$AGENT_SRC" -B "$here/build/native-asan" -DCMAKE_BUILD_TYPE=Debug -DMCASTLAB_ASAN=ON >/dev/null
+    cmake --build "$here/build/native-asan" -j"$(nproc)" >/dev/null
+    echo "$want" > "$here/perftest-wrappers/bin/.sources"
+  fi
+fi
+
+say "ready"
