@@ -39,9 +39,10 @@ TEX_PACKAGES=(texlive-latex-base texlive-latex-recommended texlive-latex-extra t
 
 VENV="$here/.venv"
 DEPS="$here/.deps"
-AGENT_SRC="$here/perftest-wrappers/native"
-AGENT_BIN="$here/perftest-wrappers/bin/perftest_cyclone"
-AGENT_ASAN_BIN="$here/perftest-wrappers/bin/perftest_cyclone_asan"
+# Native components: each folder has a CMakeLists.txt that places its own outputs (see
+# the folder's README); each is built twice, Release and Debug with AddressSanitizer
+# (-DMCASTLAB_ASAN=ON). A stamp of the sources' hash decides whether to rebuild.
+NATIVE_COMPONENTS=(perftest-wrappers/native captures/native)
 SMCROUTE_DIR="$DEPS/smcroute"
 
 missing=()
@@ -69,12 +70,12 @@ apt_missing() {
 
 lock_hash() { sha256sum "$here/requirements.lock" "$here/pyproject.toml" | sha256sum | cut -c1-16; }
 
-agent_sources_hash() {
-  if [ -d "$AGENT_SRC" ]; then
-    find "$AGENT_SRC" -type f \( -name '*.c' -o -name '*.h' -o -name '*.idl' -o -name 'CMakeLists.txt' \) -print0 \
-      | sort -z | xargs -0 cat | sha256sum | cut -c1-16
-  fi
+sources_hash() {
+  find "$here/$1" -type f \( -name '*.c' -o -name '*.h' -o -name '*.idl' -o -name 'CMakeLists.txt' \) -print0 \
+    | sort -z | xargs -0 cat | sha256sum | cut -c1-16
 }
+stamp_of() { echo "$here/build/$(echo "$1" | tr / _).stamp"; }
+native_stale() { [ -f "$here/$1/CMakeLists.txt" ] && [ "$(cat "$(stamp_of "$1")" 2>/dev/null)" != "$(sources_hash "$1")" ]; }
 
 # ---- what is missing -------------------------------------------------------------
 am=$(apt_missing)
@@ -83,12 +84,9 @@ am=$(apt_missing)
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.mcastlab-lock" 2>/dev/null)" != "$(lock_hash)" ]; then
   missing+=("Python virtual environment $VENV (requirements.lock)")
 fi
-if [ -f "$AGENT_SRC/CMakeLists.txt" ]; then
-  if [ ! -x "$AGENT_BIN" ] || [ ! -x "$AGENT_ASAN_BIN" ] \
-     || [ "$(cat "$here/perftest-wrappers/bin/.sources" 2>/dev/null)" != "$(agent_sources_hash)" ]; then
-    missing+=("native agent build ($AGENT_BIN)")
-  fi
-fi
+for c in "${NATIVE_COMPONENTS[@]}"; do
+  native_stale "$c" && missing+=("native build of $c")
+done
 
 if [ "$check_only" = 1 ]; then
   if [ ${#missing[@]} -eq 0 ]; then say "nothing missing"; exit 0; fi
@@ -139,19 +137,16 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.mcastlab-lock" 2>/dev/null)" 
   lock_hash > "$VENV/.mcastlab-lock"
 fi
 
-# ---- native agent (release and AddressSanitizer builds) ------------------------------
-if [ -f "$AGENT_SRC/CMakeLists.txt" ]; then
-  want=$(agent_sources_hash)
-  if [ ! -x "$AGENT_BIN" ] || [ ! -x "$AGENT_ASAN_BIN" ] \
-     || [ "$(cat "$here/perftest-wrappers/bin/.sources" 2>/dev/null)" != "$want" ]; then
-    say "building the native agent"
-    mkdir -p "$here/perftest-wrappers/bin"
-    cmake -S "$AGENT_SRC" -B "$here/build/native" -DCMAKE_BUILD_TYPE=Release >/dev/null
-    cmake --build "$here/build/native" -j"$(nproc)" >/dev/null
-    cmake -S "$AGENT_SRC" -B "$here/build/native-asan" -DCMAKE_BUILD_TYPE=Debug -DMCASTLAB_ASAN=ON >/dev/null
-    cmake --build "$here/build/native-asan" -j"$(nproc)" >/dev/null
-    echo "$want" > "$here/perftest-wrappers/bin/.sources"
-  fi
-fi
+# ---- native components (Release and AddressSanitizer builds) ------------------------
+for c in "${NATIVE_COMPONENTS[@]}"; do
+  native_stale "$c" || continue
+  say "building $c"
+  b="$here/build/$(echo "$c" | tr / _)"
+  cmake -S "$here/$c" -B "$b" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$b" -j"$(nproc)" >/dev/null
+  cmake -S "$here/$c" -B "$b-asan" -DCMAKE_BUILD_TYPE=Debug -DMCASTLAB_ASAN=ON >/dev/null
+  cmake --build "$b-asan" -j"$(nproc)" >/dev/null
+  sources_hash "$c" > "$(stamp_of "$c")"
+done
 
 say "ready"
