@@ -128,7 +128,7 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.mcastlab-lock" 2>/dev/null)" 
   [ -x "$VENV/bin/python" ] || "$py" -m venv "$VENV"
   "$VENV/bin/pip" install -q --upgrade pip
   "$VENV/bin/pip" install -q -r requirements.lock
-  "$VENV/bin/pip" install -q --no-deps -e .
+  "$VENV/bin/pip" install -q --no-deps -e . >/dev/null 2>&1 || "$VENV/bin/pip" install --no-deps -e .
   # Mininet comes from the distribution (it needs its mnexec binary); expose only its
   # package to the venv rather than every system site-package.
   site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

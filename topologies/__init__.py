@@ -1,1 +1,86 @@
-"""mcastlab: topologies."""
+"""Emulated networks: switched LANs and routed multicast domains (see docs/contracts.md §2).
+
+    spec = topologies.resolve("lan", {"hosts": 4, "snooping": True})
+    topologies.missing_capabilities(spec)         # [] when this machine can build it
+    with topologies.build(spec, workdir=logs) as net:
+        net.wait_converged(timeout=60)
+        net.popen("h1", ["cmd", ...], stdout=f, stderr=g)
+
+Families, one module each: lan, routed, lab (lab and production).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from topologies.spec import ConvergenceError, Spec, TopologyParamError
+
+__all__ = [
+    "FAMILIES",
+    "ConvergenceError",
+    "Spec",
+    "TopologyParamError",
+    "build",
+    "host_names",
+    "missing_capabilities",
+    "resolve",
+]
+
+
+def _planners() -> dict[str, Callable[[dict[str, Any]], Spec]]:
+    from topologies import lab, lan, routed
+
+    return {"lan": lan.plan, "routed": routed.plan, "lab": lab.plan_lab,
+            "production": lab.plan_production}
+
+
+FAMILIES = ("lan", "routed", "lab", "production")
+
+
+def resolve(name: str, params: dict[str, Any] | None = None) -> Spec:
+    """Validate `params` for topology `name`; raises TopologyParamError naming key and values."""
+    planners = _planners()
+    if name not in planners:
+        raise TopologyParamError(f"unknown topology {name!r}; allowed: {', '.join(FAMILIES)}")
+    return planners[name](dict(params or {}))
+
+
+def params_help(name: str) -> list[tuple[str, str, Any, str]]:
+    """[(key, allowed values, default, help)] for topology `name`."""
+    from topologies import lab, lan, routed
+
+    table = {"lan": lan.PARAMS, "routed": routed.PARAMS, "lab": lab.LAB_PARAMS,
+             "production": lab.PRODUCTION_PARAMS}[name]
+    return [(p.name, p.allowed(), p.default, p.help) for p in table]
+
+
+def missing_capabilities(spec: Spec) -> list[str]:
+    """One message per missing capability (naming the alternative); empty when buildable."""
+    from mcastlab import capabilities
+
+    return capabilities.missing(spec.needs)
+
+
+def host_names(spec: Spec) -> list[str]:
+    """Logical host names, without building anything."""
+    return list(spec.hosts)
+
+
+@contextlib.contextmanager
+def build(spec: Spec, workdir: Path | str | None = None) -> Iterator[Any]:
+    """Build `spec` (namespaces, links, switches, daemons); tear everything down on exit.
+
+    Raises TopologyParamError before creating anything if a capability is missing.
+    """
+    from topologies.net import Network, check_buildable
+
+    check_buildable(spec)
+    net = Network(spec, Path(workdir) if workdir is not None else None)
+    try:
+        net.start()
+        yield net
+    finally:
+        net.stop()

@@ -1,0 +1,148 @@
+"""Unicast vs multicast, per participant count: the comparisons behind every table and figure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from analysis import dominance, stats
+from analysis.load import Campaign, aggregate_throughput
+
+MODES = ("unicast", "multicast")
+# (metric key, label, unit, lower is better)
+METRICS = {
+    "latency": ("one-way latency of publisher 0", "µs", True),
+    "throughput": ("throughput summed over subscribers", "samples/s", False),
+}
+
+
+@dataclass
+class Pair:
+    """One matrix point (group, participant count): a unicast and a multicast configuration."""
+
+    group: str
+    publishers: int
+    subscribers: int
+    variant: str  # discovery, when a group holds several; else ""
+    runs: dict[str, list[str]]  # mode -> run ids
+    comparisons: dict[str, dominance.Comparison] = field(default_factory=dict)
+    # mode -> metric -> (summary, grid, cdf) for modes without a partner
+    singles: dict[str, dict[str, tuple[stats.Summary, np.ndarray, np.ndarray]]] = field(
+        default_factory=dict
+    )
+    # mode -> (summary, grid, cdf) of per-subscriber throughput
+    per_subscriber: dict[str, tuple[stats.Summary, np.ndarray, np.ndarray]] = field(
+        default_factory=dict
+    )
+    wire: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> wire_* means
+
+    @property
+    def label(self) -> str:
+        base = f"{self.publishers}×{self.subscribers}"
+        return f"{base} ({self.variant})" if self.variant else base
+
+    @property
+    def complete(self) -> bool:
+        return all(self.runs.get(m) for m in MODES)
+
+    def curve(self, metric: str, mode: str) -> tuple[stats.Summary, np.ndarray, np.ndarray] | None:
+        """(summary, grid, ECDF) of one mode, whether or not it was compared."""
+        comp = self.comparisons.get(metric)
+        if comp is not None:
+            return comp.summaries[mode], comp.grid, comp.cdfs[mode]
+        return self.singles.get(mode, {}).get(metric)
+
+
+@dataclass
+class Analysis:
+    campaign: Campaign
+    pairs: list[Pair]
+    alpha: float
+    n_boot: int
+
+    @property
+    def groups(self) -> list[str]:
+        return sorted({p.group for p in self.pairs})
+
+    def pairs_of(self, group: str) -> list[Pair]:
+        return [p for p in self.pairs if p.group == group]
+
+
+def _samples(campaign: Campaign, agg_thr: pd.DataFrame, run_ids: list[str]) -> dict:
+    values = campaign.latency["latency_us"].to_numpy()
+    runs = campaign.runs.set_index("run_id")
+    lat = []
+    for rid in run_ids:
+        start, n = int(runs.at[rid, "latency_offset"]), int(runs.at[rid, "latency_samples"])
+        lat.append(values[start : start + n])
+    thr_by_run = dict(tuple(agg_thr.groupby("run_id", observed=True, sort=False)))
+    thr = [thr_by_run[r]["samples_per_s"].to_numpy() for r in run_ids if r in thr_by_run]
+    per_sub = []
+    raw = campaign.throughput
+    sel = raw[raw["run_id"].isin(run_ids)].sort_values(["run_id", "subscriber", "second"])
+    for _, g in sel.groupby(["run_id", "subscriber"], sort=False):
+        per_sub.append(g["samples_per_s"].to_numpy())
+    return {
+        "latency": stats.Sample.from_runs(lat),
+        "throughput": stats.Sample.from_runs(thr),
+        "per_subscriber": stats.Sample.from_runs(per_sub),
+    }
+
+
+def _pairs(runs: pd.DataFrame) -> list[Pair]:
+    out = []
+    for (group, pubs, subs), sub in runs.groupby(["group", "publishers", "subscribers"], sort=True):
+        variants = {m: sorted(sub.loc[sub["mode"] == m, "discovery"].unique()) for m in MODES}
+        several = any(len(v) > 1 for v in variants.values())
+        keys = variants["unicast"] or variants["multicast"]
+        for dv in keys if several else [None]:
+            ids = {}
+            for m in MODES:
+                sel = sub["mode"] == m
+                if several and (dv in variants[m] or len(variants[m]) != 1):
+                    sel &= sub["discovery"] == dv
+                ids[m] = sub.loc[sel].sort_values("repetition")["run_id"].tolist()
+            out.append(Pair(str(group), int(pubs), int(subs), dv or "", ids))
+    return out
+
+
+def analyse(
+    campaign: Campaign,
+    *,
+    alpha: float = stats.ALPHA,
+    n_boot: int = stats.N_BOOT,
+    seed: int = 20261121,
+) -> Analysis:
+    """Compare unicast and multicast for every participant count of every group."""
+    rng = np.random.default_rng(seed)
+    agg = aggregate_throughput(campaign)
+    wire_cols = [
+        c for c in campaign.runs.columns if c.startswith("wire_") and c != "wire_available"
+    ]
+    pairs = _pairs(campaign.runs)
+    for pair in pairs:
+        samples = {m: _samples(campaign, agg, ids) for m, ids in pair.runs.items() if ids}
+        for m, ids in pair.runs.items():
+            sel = campaign.runs[campaign.runs["run_id"].isin(ids)]
+            if ids and sel["wire_available"].any():
+                pair.wire[m] = {c: float(sel[c].mean()) for c in wire_cols}
+            if ids and samples[m]["per_subscriber"].n >= 2:
+                pair.per_subscriber[m] = dominance.describe_single(
+                    samples[m]["per_subscriber"], alpha=alpha, n_boot=n_boot, rng=rng,
+                    repetitions_as_units=False,
+                )
+        for metric, (_, _, lower) in METRICS.items():
+            have = {m: samples[m][metric] for m in samples if samples[m][metric].n >= 2}
+            if len(have) == 2:
+                pair.comparisons[metric] = dominance.compare(
+                    have["unicast"], have["multicast"], metric=metric, lower_is_better=lower,
+                    names=MODES, alpha=alpha, n_boot=n_boot, rng=rng,
+                )
+            else:
+                for m, s in have.items():
+                    pair.singles.setdefault(m, {})[metric] = dominance.describe_single(
+                        s, alpha=alpha, n_boot=n_boot, rng=rng
+                    )
+    return Analysis(campaign=campaign, pairs=pairs, alpha=alpha, n_boot=n_boot)

@@ -1,0 +1,273 @@
+"""First-order stochastic dominance between two modes, with a test behind the verdict.
+
+The test is a simultaneous confidence band for the difference of the two ECDFs,
+``D(x) = F_a(x) - F_b(x)``, from independent block-bootstrap replicates of each mode:
+``c`` is the (1 - alpha) quantile of ``sup_x |D*(x) - D(x)|`` over the replicates, and
+the band is ``D(x) ± c`` for every x at once. Where the band lies above 0, mode ``a`` has
+significantly more mass below x (its values are smaller there); below 0, mode ``b``.
+
+* neither anywhere: "no significant difference";
+* one sign only: that mode dominates (for latency the smaller one is better, for
+  throughput the larger one, so the direction is translated before naming the winner);
+* both signs: "crossing", with a crossover point between every pair of opposite
+  significant regions (where the estimated D changes sign), the interval in which it
+  must lie, and the probability mass of each mode below it.
+
+Because the band is simultaneous, identical distributions give any non-null verdict
+with probability about ``alpha`` (tests/analysis check the rate over repeated draws).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from analysis import stats
+
+NO_DIFFERENCE = "no significant difference"
+CROSSING = "crossing"
+
+
+def dominates(mode: str) -> str:
+    return f"{mode} dominates"
+
+
+@dataclass
+class Crossover:
+    x: float  # estimated crossover point (where D changes sign)
+    lo: float  # it lies between the last point of one significant region ...
+    hi: float  # ... and the first point of the next
+    below: str  # mode that is better below x
+    above: str  # mode that is better above x
+    mass_below: dict[str, float] = field(default_factory=dict)  # F_mode(x)
+
+
+@dataclass
+class Comparison:
+    """Everything the report says about one metric of one unicast/multicast pair."""
+
+    metric: str
+    names: tuple[str, str]
+    lower_is_better: bool
+    verdict: str
+    p_value: float
+    sup_d: float  # max |D| on the grid
+    critical: float  # band half-width c
+    alpha: float
+    n_boot: int
+    ks_d: float  # scipy.stats.ks_2samp statistic on the raw samples
+    ks_p_iid: float  # its p-value *if* the samples were independent (for contrast)
+    crossovers: list[Crossover]
+    effects: dict[str, tuple[float, float, float]]  # % change b vs a: est, lo, hi
+    prob_a_lower: float  # P(X_a < X_b) + P(=)/2 from the binned distributions
+    summaries: dict[str, stats.Summary]
+    grid: np.ndarray
+    cdfs: dict[str, np.ndarray]
+    diff: np.ndarray
+    area: dict[str, float]  # integral of the better mode's advantage, per mode
+
+    @property
+    def winner(self) -> str | None:
+        for name in self.names:
+            if self.verdict == dominates(name):
+                return name
+        return None
+
+    def qualifier(self) -> str:
+        """Short description of the test behind the verdict."""
+        # the smallest bootstrap p-value is 1/(B+1): say "at most" rather than "equal"
+        floor = self.p_value <= 1.0 / (self.n_boot + 1) + 1e-12
+        p = f"p≤{self.p_value:.3f}" if floor else f"p={self.p_value:.3f}"
+        return f"sup-band test, {p}, sup|ΔF|={self.sup_d:.3f} vs c={self.critical:.3f}"
+
+
+def _bin_exchangeable(
+    a: stats.Sample, b: stats.Sample, grid: np.ndarray
+) -> tuple[stats.Binned, stats.Binned]:
+    """Bin both samples with the same kind and length of unit, so units can be permuted."""
+    reps = min(a.run_lengths.size, b.run_lengths.size) >= stats.MIN_REPETITIONS_AS_UNITS
+    ba = stats.bin_sample(a, grid, repetitions_as_units=reps)
+    bb = stats.bin_sample(b, grid, repetitions_as_units=reps)
+    if reps or ba.block_len == bb.block_len:
+        return ba, bb
+    shortest = int(min(a.run_lengths.min(), b.run_lengths.min()))
+    length = max(1, min(max(ba.block_len, bb.block_len), shortest // stats.MIN_BLOCKS_PER_RUN))
+    return (
+        stats.bin_sample(a, grid, block_len=length, repetitions_as_units=False),
+        stats.bin_sample(b, grid, block_len=length, repetitions_as_units=False),
+    )
+
+
+def permutation_null(
+    ba: stats.Binned, bb: stats.Binned, n_perm: int, rng: np.random.Generator
+) -> tuple[np.ndarray, bool]:
+    """Null distribution of sup|F_a - F_b| when units (blocks or runs) are exchangeable
+    between the two modes. Enumerates every split when there are at most ``n_perm``
+    (then the test is exact); returns (statistics, exact)."""
+    counts = np.vstack([ba.counts, bb.counts])
+    sizes = np.concatenate([ba.sizes, bb.sizes])
+    n_a, n_units = ba.sizes.size, sizes.size
+    exact = math.comb(n_units, n_a) <= n_perm
+    if exact:
+        chosen = np.array(list(itertools.combinations(range(n_units), n_a)))
+    else:
+        order = rng.permuted(np.tile(np.arange(n_units), (n_perm, 1)), axis=1)
+        chosen = order[:, :n_a]
+    sel = np.zeros((chosen.shape[0], n_units))
+    np.put_along_axis(sel, chosen, 1.0, axis=1)
+    part = sel @ counts
+    n_part = sel @ sizes
+    f_a = np.cumsum(part, axis=1) / n_part[:, None]
+    f_b = np.cumsum(counts.sum(axis=0) - part, axis=1) / (sizes.sum() - n_part)[:, None]
+    return np.abs(f_a - f_b).max(axis=1), exact
+
+
+def _regions(sig: np.ndarray) -> list[tuple[int, int, int]]:
+    """Maximal runs of equal non-zero sign: (sign, first index, last index)."""
+    out: list[tuple[int, int, int]] = []
+    nz = np.flatnonzero(sig)
+    if nz.size == 0:
+        return out
+    start = prev = int(nz[0])
+    for i in nz[1:].tolist():
+        if sig[i] != sig[start]:
+            out.append((int(sig[start]), start, prev))
+            start = i
+        prev = i
+    out.append((int(sig[start]), start, prev))
+    return out
+
+
+def _interp(grid: np.ndarray, f: np.ndarray, x: float) -> float:
+    return float(np.interp(x, grid, f))
+
+
+def compare(
+    a: stats.Sample,
+    b: stats.Sample,
+    *,
+    metric: str,
+    lower_is_better: bool,
+    names: tuple[str, str] = ("unicast", "multicast"),
+    alpha: float = stats.ALPHA,
+    n_boot: int = stats.N_BOOT,
+    rng: np.random.Generator | None = None,
+    ks: bool = True,
+) -> Comparison:
+    """Compare ``a`` and ``b`` (e.g. unicast and multicast latency of one participant count)."""
+    if a.n < 2 or b.n < 2:
+        raise ValueError(f"{metric}: need at least 2 samples per mode, got {a.n} and {b.n}")
+    rng = rng if rng is not None else np.random.default_rng(20261121)
+    grid = stats.make_grid([a, b])
+    ba, bb = _bin_exchangeable(a, b, grid)
+    ra, rb = stats.replicate(ba, n_boot, rng), stats.replicate(bb, n_boot, rng)
+    diff = ba.cdf - bb.cdf
+    t_null, exact = permutation_null(ba, bb, n_boot, rng)
+    sup_d = float(np.abs(diff).max())
+    crit = float(np.quantile(t_null, 1 - alpha, method="higher"))
+    hits = np.count_nonzero(t_null >= sup_d - 1e-12)
+    p_value = float(hits / t_null.size if exact else (1 + hits) / (t_null.size + 1))
+    sig = np.where(diff - crit > 0, 1, np.where(diff + crit < 0, -1, 0))
+    # D > 0: mode a has more mass below x, i.e. smaller values there.
+    smaller = {1: names[0], -1: names[1]}
+    better = smaller if lower_is_better else {1: names[1], -1: names[0]}
+    regions = _regions(sig)
+    signs = {s for s, _, _ in regions}
+    if not regions:
+        verdict = NO_DIFFERENCE
+    elif len(signs) == 1:
+        verdict = dominates(better[regions[0][0]])
+    else:
+        verdict = CROSSING
+    crossovers = []
+    for (s1, _, e1), (s2, b2, _) in itertools.pairwise(regions):
+        if s1 == s2:
+            continue
+        seg = diff[e1 : b2 + 1]
+        change = np.flatnonzero(np.sign(seg[:-1]) != np.sign(seg[1:]))
+        k = e1 + int(change[-1]) if change.size else e1
+        d0, d1 = diff[k], diff[k + 1]
+        x = grid[k] + (grid[k + 1] - grid[k]) * (d0 / (d0 - d1) if d0 != d1 else 0.5)
+        crossovers.append(
+            Crossover(
+                x=float(x),
+                lo=float(grid[e1]),
+                hi=float(grid[b2]),
+                below=better[s1],
+                above=better[s2],
+                mass_below={names[0]: _interp(grid, ba.cdf, x), names[1]: _interp(grid, bb.cdf, x)},
+            )
+        )
+    # Area between the curves where each mode is better: integral of |D| over those x.
+    widths = np.diff(grid)
+    seg_d = diff[:-1]
+    area = {
+        better[1]: float(np.sum(np.clip(seg_d, 0, None) * widths)),
+        better[-1]: float(np.sum(np.clip(-seg_d, 0, None) * widths)),
+    }
+    sa = stats.summarize(a, ba, ra, grid, alpha)
+    sb = stats.summarize(b, bb, rb, grid, alpha)
+    qa, qb = stats.quantile_replicates(ra, grid), stats.quantile_replicates(rb, grid)
+    effects = {}
+    for name in ("mean", "median"):
+        est_a, est_b = sa.estimates[name][0], sb.estimates[name][0]
+        est = _pct(est_b, est_a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            draws = 100.0 * (qb[name] - qa[name]) / qa[name]
+        draws = draws[np.isfinite(draws)]
+        lo, hi = np.quantile(draws, [alpha / 2, 1 - alpha / 2]) if draws.size else (np.nan, np.nan)
+        effects[name] = (est, float(min(lo, est)), float(max(hi, est)))
+    pa = np.diff(ba.cdf, prepend=0.0)
+    pb = np.diff(bb.cdf, prepend=0.0)
+    below_a = np.concatenate([[0.0], ba.cdf[:-1]])
+    prob_a_lower = float(np.sum(pb * (below_a + 0.5 * pa)))
+    ks_d, ks_p = (np.nan, np.nan)
+    if ks:
+        from scipy.stats import ks_2samp
+
+        res = ks_2samp(a.values, b.values, method="asymp")
+        ks_d, ks_p = float(res.statistic), float(res.pvalue)
+    return Comparison(
+        metric=metric,
+        names=names,
+        lower_is_better=lower_is_better,
+        verdict=verdict,
+        p_value=p_value,
+        sup_d=sup_d,
+        critical=crit,
+        alpha=alpha,
+        n_boot=n_boot,
+        ks_d=ks_d,
+        ks_p_iid=ks_p,
+        crossovers=crossovers,
+        effects=effects,
+        prob_a_lower=prob_a_lower,
+        summaries={names[0]: sa, names[1]: sb},
+        grid=grid,
+        cdfs={names[0]: ba.cdf, names[1]: bb.cdf},
+        diff=diff,
+        area=area,
+    )
+
+
+def _pct(new: float, ref: float) -> float:
+    return float(100.0 * (new - ref) / ref) if ref else float("nan")
+
+
+def describe_single(
+    sample: stats.Sample,
+    *,
+    alpha: float = stats.ALPHA,
+    n_boot: int = stats.N_BOOT,
+    rng: np.random.Generator | None = None,
+    repetitions_as_units: bool = True,
+) -> tuple[stats.Summary, np.ndarray, np.ndarray]:
+    """Summary, grid and ECDF of a configuration that has no partner to compare with."""
+    rng = rng if rng is not None else np.random.default_rng(20261121)
+    grid = stats.make_grid([sample])
+    binned = stats.bin_sample(sample, grid, repetitions_as_units=repetitions_as_units)
+    reps = stats.replicate(binned, n_boot, rng)
+    return stats.summarize(sample, binned, reps, grid, alpha), grid, binned.cdf

@@ -1,0 +1,232 @@
+"""Figures (matplotlib, Agg): ECDF grids with DKW bands, wire metrics and summaries vs
+participant count. Every figure is written as PDF and PNG."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from analysis.analyse import METRICS, MODES, Analysis, Pair
+from analysis.verdicts import WIRE_EVIDENCE
+
+COLORS = {"unicast": "#0072B2", "multicast": "#D55E00"}  # colour-blind safe pair
+STYLES = {"unicast": "-", "multicast": "--"}
+WIRE_PANELS = (
+    "wire_meta_share",
+    "wire_repair_ratio",
+    "wire_acknack_per_reader_per_s",
+    "wire_nack_storms",
+    "wire_flooded_frames",
+    "wire_ip_fragments",
+)
+LOG_SPAN = 20.0  # use a log axis when p99.9 / p0.1 exceeds this
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "font.size": 9,
+                         "axes.titlesize": 9, "legend.fontsize": 8})
+    return plt
+
+
+def EngFormatter(sep: str = ""):
+    from matplotlib.ticker import EngFormatter as _Eng
+
+    return _Eng(sep=sep)
+
+
+def _save(fig, out_dir: Path, stem: str) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for ext in ("pdf", "png"):
+        path = out_dir / f"{stem}.{ext}"
+        fig.savefig(path, bbox_inches="tight")
+        paths.append(path)
+    return paths
+
+
+def _suffix(analysis: Analysis, group: str) -> str:
+    return "" if len(analysis.groups) == 1 else f"-{group}"
+
+
+def _x_scale(unit: str, values: list[np.ndarray]) -> tuple[str, float]:
+    """'log' when the data span decades; also the divisor that gives readable units."""
+    body = np.concatenate(values)
+    lo, hi = np.quantile(body, [0.001, 0.999]) if body.size else (1.0, 1.0)
+    log = lo > 0 and hi / lo > LOG_SPAN
+    return ("log" if log else "linear"), 1.0
+
+
+def _axis_unit(unit: str, values: list[np.ndarray]) -> tuple[str, float]:
+    """Pick ms over µs and k/M samples/s so tick labels stay short."""
+    body = np.concatenate(values) if values else np.array([1.0])
+    med = float(np.median(body)) if body.size else 1.0
+    if unit == "µs":
+        return ("ms", 1e3) if med >= 2e3 else ("µs", 1.0)
+    if med >= 2e6:
+        return (f"M{unit}", 1e6)
+    if med >= 2e3:
+        return (f"k{unit}", 1e3)
+    return unit, 1.0
+
+
+def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
+    values = [grid for (_, grid, _) in curves.values()]
+    scale, _ = _x_scale(unit, values)
+    shown_unit, div = _axis_unit(unit, values)
+    for mode, (summary, grid, cdf) in curves.items():
+        x = grid / div
+        eps = summary.dkw_eps
+        ax.fill_between(x, np.clip(cdf - eps, 0, 1), np.clip(cdf + eps, 0, 1), step="post",
+                        color=COLORS[mode], alpha=0.18, linewidth=0)
+        ax.step(x, cdf, where="post", color=COLORS[mode], linestyle=STYLES[mode], linewidth=1.3,
+                label=f"{mode} (n={summary.n:,}; band ±{eps:.2f})")
+    comp = pair.comparisons.get(metric)
+    title = pair.label
+    if comp is not None:
+        title += f": {comp.verdict}"
+        for c in comp.crossovers:
+            ax.axvspan(c.lo / div, c.hi / div, color="0.85", zorder=0)
+            ax.axvline(c.x / div, color="0.3", linestyle=":", linewidth=1)
+    ax.set_title(title)
+    ax.set_xscale(scale)
+    ax.set_ylim(0, 1.0)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.set_xlabel(f"{METRICS[metric][0] if metric in METRICS else metric} ({shown_unit}"
+                  + (", log scale)" if scale == "log" else ")"))
+    ax.legend(loc="best", frameon=True)
+
+
+def ecdf_grid(analysis: Analysis, group: str, metric: str, out_dir: Path) -> list[Path]:
+    """One panel per participant count; both modes with their simultaneous DKW bands."""
+    plt = _plt()
+    pairs = analysis.pairs_of(group)
+    unit = METRICS[metric][1] if metric in METRICS else "samples/s"
+    ncols = min(3, len(pairs))
+    nrows = math.ceil(len(pairs) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.3 * nrows), squeeze=False)
+    for ax, pair in zip(axes.flat, pairs, strict=False):
+        if metric == "per_subscriber":
+            curves = dict(pair.per_subscriber)
+        else:
+            curves = {m: c for m in MODES if (c := pair.curve(metric, m)) is not None}
+        if not curves:
+            ax.set_axis_off()
+            continue
+        _panel(ax, pair, metric, unit, curves)
+        if metric == "per_subscriber":
+            ax.set_xlabel(ax.get_xlabel().replace("per_subscriber", "throughput per subscriber"))
+    for ax in list(axes.flat)[len(pairs):]:
+        ax.set_axis_off()
+    for ax in axes[:, 0]:
+        ax.set_ylabel("ECDF (fraction of samples ≤ x)")
+    names = {"latency": "One-way latency of publisher 0",
+             "throughput": "Per-second throughput summed over all subscribers",
+             "per_subscriber": "Per-second throughput of each subscriber"}
+    fig.suptitle(f"{names[metric]}: unicast vs multicast ({group}); shaded: "
+                 f"{100 * (1 - analysis.alpha):.0f}% simultaneous DKW band; "
+                 "dotted/grey: crossover and its interval", fontsize=9)
+    fig.tight_layout()
+    stem = {"per_subscriber": "ecdf_throughput_per_subscriber"}.get(metric, f"ecdf_{metric}")
+    paths = _save(fig, out_dir, stem + _suffix(analysis, group))
+    plt.close(fig)
+    return paths
+
+
+def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
+    """Wire metrics (from the captures) vs participant count, one line per mode."""
+    plt = _plt()
+    pairs = [p for p in analysis.pairs_of(group) if p.wire]
+    fig, axes = plt.subplots(2, 3, figsize=(11, 5.6), squeeze=False)
+    for ax, key in zip(axes.flat, WIRE_PANELS, strict=True):
+        label = WIRE_EVIDENCE[key][0]
+        for mode in MODES:
+            pts = [(p.subscribers, p.wire[mode].get(key, np.nan)) for p in pairs if mode in p.wire]
+            pts = [(n, v) for n, v in pts if math.isfinite(v)]
+            if pts:
+                xs, ys = zip(*sorted(pts), strict=True)
+                ax.plot(xs, ys, marker="o", color=COLORS[mode], linestyle=STYLES[mode], label=mode)
+        ax.set_title(label)
+        ax.set_xscale("log")
+        counts = sorted({p.subscribers for p in pairs})
+        if counts:
+            ax.set_xticks(counts, [str(c) for c in counts])
+            ax.minorticks_off()
+        ax.set_xlabel("participants (publishers = subscribers)")
+        ax.set_ylim(bottom=0)
+        if key == "wire_meta_share":
+            ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:.0%}"))
+        else:
+            ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.grid(True, alpha=0.3)
+    axes[0, 0].legend()
+    if not pairs:
+        fig.text(0.5, 0.5, "no captures in this campaign", ha="center", fontsize=14)
+    fig.suptitle(f"Wire evidence from the captures vs participant count ({group}); "
+                 "mean over repetitions", fontsize=9)
+    fig.tight_layout()
+    paths = _save(fig, out_dir, "wire_metrics" + _suffix(analysis, group))
+    plt.close(fig)
+    return paths
+
+
+def summary_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
+    """Median and p99 latency, mean throughput, with 95% intervals, vs participant count."""
+    plt = _plt()
+    pairs = analysis.pairs_of(group)
+    panels = (("latency", "median"), ("latency", "p99"), ("throughput", "mean"))
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.3), squeeze=False)
+    counts = sorted({p.subscribers for p in pairs})
+    for ax, (metric, stat) in zip(axes.flat, panels, strict=True):
+        unit = METRICS[metric][1]
+        for k, mode in enumerate(MODES):
+            pts = []
+            for p in pairs:
+                c = p.curve(metric, mode)
+                if c is not None:
+                    pts.append((p.subscribers, *c[0].estimates[stat]))
+            if not pts:
+                continue
+            pts.sort()
+            n, est, lo, hi = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
+            xs = n * (1.0 + (0.04 if k else -0.04))  # dodge so the bars do not overlap
+            ax.errorbar(xs, est, yerr=[est - lo, hi - est], marker="o", capsize=3,
+                        color=COLORS[mode], linestyle=STYLES[mode], label=mode)
+        ax.set_xscale("log")
+        if counts:
+            ax.set_xticks(counts, [str(c) for c in counts])
+            ax.minorticks_off()
+        ax.set_xlabel("participants (publishers = subscribers)")
+        ax.set_ylabel(f"{stat} {metric} ({unit})")
+        ax.set_title(f"{stat} {metric}, 95% block-bootstrap interval")
+        lows = [line.get_ydata().min() for line in ax.get_lines() if len(line.get_ydata())]
+        highs = [line.get_ydata().max() for line in ax.get_lines() if len(line.get_ydata())]
+        if metric == "latency" and lows and min(lows) > 0 and max(highs) / min(lows) > LOG_SPAN:
+            ax.set_yscale("log")
+            plain = plt.FuncFormatter(lambda v, _: f"{v:g}")
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(plain)
+        else:
+            ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.grid(True, alpha=0.3, which="both")
+        ax.legend()
+    fig.tight_layout()
+    paths = _save(fig, out_dir, "summary" + _suffix(analysis, group))
+    plt.close(fig)
+    return paths
+
+
+def all_figures(analysis: Analysis, out_dir: Path) -> list[Path]:
+    paths: list[Path] = []
+    for group in analysis.groups:
+        for metric in ("latency", "throughput", "per_subscriber"):
+            paths += ecdf_grid(analysis, group, metric, out_dir)
+        paths += wire_figure(analysis, group, out_dir)
+        paths += summary_figure(analysis, group, out_dir)
+    return paths

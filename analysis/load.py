@@ -1,0 +1,230 @@
+"""Load a campaign's results (docs/contracts.md §3 and §4) into dataframes.
+
+Only complete runs (``manifest.json`` with ``"status": "complete"``) are analysed; the
+others are listed in :attr:`Campaign.skipped` with the reason so the report can say so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+CONFIG_KEYS = ("run_id", "group", "mode", "publishers", "subscribers")
+MODES = ("unicast", "multicast")
+LATENCY_COLUMNS = ("run_id", "sample", "latency_us")
+THROUGHPUT_COLUMNS = ("run_id", "subscriber", "second", "samples", "samples_per_s", "mbps", "lost")
+# Scalar wire metrics (contracts §4) carried into the runs table, prefixed with "wire_".
+WIRE_SCALARS = (
+    "packets",
+    "user_data_bytes",
+    "meta_bytes",
+    "meta_share",
+    "repair_bytes",
+    "repair_ratio",
+    "acknack_per_reader_per_s",
+    "heartbeat_per_writer_per_s",
+    "nack_storms",
+    "flooded_frames",
+    "ip_fragments",
+    "duration_s",
+)
+
+
+class ResultsError(ValueError):
+    """A results directory or file does not follow the documented schema."""
+
+
+@dataclass
+class Campaign:
+    """A campaign's complete runs as dataframes.
+
+    ``runs``: one row per run (config keys, ``repetition``, ``discovery`` and ``wire_*``
+    columns, NaN where a run has no capture). ``latency``: run_id (categorical), sample,
+    latency_us. ``throughput``: the throughput table of every run.
+    """
+
+    path: Path
+    name: str
+    scenario: str
+    runs: pd.DataFrame
+    latency: pd.DataFrame
+    throughput: pd.DataFrame
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def latency_of(self, run_id: str) -> np.ndarray:
+        """Publisher 0's latency samples of one run, in order (µs)."""
+        row = self.runs.loc[self.runs["run_id"] == run_id].iloc[0]
+        start = int(row["latency_offset"])
+        values = self.latency["latency_us"].to_numpy()
+        return values[start : start + int(row["latency_samples"])]
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        with path.open() as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: file is missing") from None
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: expected a JSON object at the top level")
+    return data
+
+
+def _check_config(path: Path, cfg: dict) -> None:
+    for key in CONFIG_KEYS:
+        if key not in cfg:
+            raise ResultsError(f"{path}: missing key '{key}' (required: {', '.join(CONFIG_KEYS)})")
+    if cfg["mode"] not in MODES:
+        raise ResultsError(
+            f"{path}: key 'mode' is {cfg['mode']!r}; allowed values: {', '.join(MODES)}"
+        )
+    for key in ("publishers", "subscribers"):
+        if not isinstance(cfg[key], int) or cfg[key] < 1:
+            raise ResultsError(f"{path}: key '{key}' must be a positive integer, got {cfg[key]!r}")
+
+
+def _read_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    if not path.exists():
+        raise ResultsError(f"{path}: file is missing")
+    try:
+        schema_names = pq.read_schema(path).names
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        raise ResultsError(f"{path}: not a readable Parquet file ({exc})") from None
+    missing = [c for c in columns if c not in schema_names]
+    if missing:
+        raise ResultsError(
+            f"{path}: missing column(s) {', '.join(missing)} (required: {', '.join(columns)})"
+        )
+    return pq.read_table(path, columns=[c for c in columns if c != "run_id"]).to_pandas()
+
+
+def _run_dirs(root: Path, index: dict | None) -> list[tuple[str, Path]]:
+    if index is not None:
+        runs = index.get("runs")
+        if not isinstance(runs, list):
+            raise ResultsError(f"{root / 'campaign.json'}: key 'runs' must be a list")
+        out = []
+        for i, entry in enumerate(runs):
+            if not isinstance(entry, dict) or "id" not in entry:
+                raise ResultsError(f"{root / 'campaign.json'}: runs[{i}] has no key 'id'")
+            out.append((str(entry["id"]), root / str(entry["id"])))
+        return out
+    return [(p.name, p) for p in sorted(root.iterdir()) if (p / "config.json").is_file()]
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    """Read every complete run of the campaign directory ``path``.
+
+    Raises :class:`ResultsError` with a one-line message naming the file and key when the
+    directory does not follow the schema, or when it holds no complete run.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise ResultsError(f"{root}: not a directory (expected a results/<campaign> directory)")
+    index = _read_json(root / "campaign.json") if (root / "campaign.json").exists() else None
+    rows: list[dict] = []
+    lat_parts: list[pd.DataFrame] = []
+    thr_parts: list[pd.DataFrame] = []
+    skipped: list[tuple[str, str]] = []
+    for run_id, run_dir in _run_dirs(root, index):
+        manifest_path = run_dir / "manifest.json"
+        if not manifest_path.exists():
+            skipped.append((run_id, "no manifest.json (run incomplete)"))
+            continue
+        status = _read_json(manifest_path).get("status")
+        if status != "complete":
+            skipped.append((run_id, f"manifest status {status!r}"))
+            continue
+        cfg = _read_json(run_dir / "config.json")
+        _check_config(run_dir / "config.json", cfg)
+        lat = _read_table(run_dir / "tables" / "latency.parquet", LATENCY_COLUMNS)
+        if not lat["sample"].is_monotonic_increasing:
+            lat = lat.sort_values("sample", kind="stable")
+        lat["run_id"] = cfg["run_id"]
+        thr = _read_table(run_dir / "tables" / "throughput.parquet", THROUGHPUT_COLUMNS)
+        thr["run_id"] = cfg["run_id"]
+        row = {
+            "run_id": cfg["run_id"],
+            "group": str(cfg["group"]),
+            "mode": cfg["mode"],
+            "discovery": cfg.get("discovery", ""),
+            "publishers": int(cfg["publishers"]),
+            "subscribers": int(cfg["subscribers"]),
+            "repetition": int(cfg.get("repetition", 0)),
+            "execution_time": cfg.get("execution_time"),
+            "reliable": cfg.get("reliable"),
+            "data_len": cfg.get("data_len"),
+            "topology": cfg.get("topology", ""),
+            "dir": str(run_dir),
+            "latency_samples": len(lat),
+        }
+        row.update(_wire_row(run_dir / "wire" / "summary.json"))
+        rows.append(row)
+        lat_parts.append(lat[["run_id", "sample", "latency_us"]])
+        thr_parts.append(thr[list(THROUGHPUT_COLUMNS)])
+    if not rows:
+        reasons = "; ".join(f"{r}: {why}" for r, why in skipped[:5]) or "no run directories"
+        raise ResultsError(f"{root}: no complete run to analyse ({reasons})")
+    runs = pd.DataFrame(rows)
+    # Latency rows are concatenated run after run: remember where each run starts.
+    runs["latency_offset"] = runs["latency_samples"].cumsum() - runs["latency_samples"]
+    latency = pd.concat(lat_parts, ignore_index=True)
+    latency["run_id"] = latency["run_id"].astype("category")
+    throughput = pd.concat(thr_parts, ignore_index=True)
+    return Campaign(
+        path=root,
+        name=str((index or {}).get("campaign", root.name)),
+        scenario=str((index or {}).get("scenario", "")),
+        runs=runs,
+        latency=latency,
+        throughput=throughput,
+        skipped=skipped,
+    )
+
+
+def _wire_row(path: Path) -> dict:
+    """Flatten wire/summary.json into ``wire_*`` columns (NaN when the run has no capture)."""
+    row: dict[str, float] = {f"wire_{k}": np.nan for k in WIRE_SCALARS}
+    row["wire_available"] = False
+    if not path.exists():
+        return row
+    data = _read_json(path)
+    row["wire_available"] = True
+    for key in WIRE_SCALARS:
+        value = data.get(key)
+        if isinstance(value, int | float):
+            row[f"wire_{key}"] = float(value)
+    subs = data.get("rtps_submessages") or {}
+    if isinstance(subs, dict):
+        for kind in ("DATA", "DATA_FRAG", "HEARTBEAT", "ACKNACK", "NACK_FRAG", "GAP"):
+            row[f"wire_sm_{kind}"] = float(subs.get(kind, 0))
+    igmp = data.get("igmp") or {}
+    if isinstance(igmp, dict):
+        row["wire_igmp"] = float(sum(v for v in igmp.values() if isinstance(v, int | float)))
+    pim = data.get("pim") or {}
+    if isinstance(pim, dict):
+        row["wire_pim"] = float(sum(v for v in pim.values() if isinstance(v, int | float)))
+    return row
+
+
+def aggregate_throughput(campaign: Campaign) -> pd.DataFrame:
+    """Per-run, per-second throughput summed over all subscribers (as the study did).
+
+    Only seconds in which every subscriber of the run reported are kept, so that the
+    partial first and last seconds of a late subscriber do not look like a throughput dip.
+    """
+    thr = campaign.throughput
+    subs = campaign.runs.set_index("run_id")["subscribers"]
+    g = thr.groupby(["run_id", "second"], observed=True, sort=True)
+    agg = g.agg(samples_per_s=("samples_per_s", "sum"), mbps=("mbps", "sum"),
+                lost=("lost", "sum"), reporting=("subscriber", "nunique")).reset_index()
+    agg = agg[agg["reporting"].to_numpy() >= agg["run_id"].map(subs).to_numpy()]
+    return agg.drop(columns="reporting").reset_index(drop=True)

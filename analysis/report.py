@@ -1,0 +1,136 @@
+"""`mcastlab report`: figures, tables and one Markdown report read top to bottom."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis import stats
+from analysis.analyse import Analysis, analyse
+from analysis.figures import all_figures
+from analysis.load import load_campaign
+from analysis.tables import all_tables, to_markdown, write_tables
+
+
+@dataclass
+class ReportResult:
+    out_dir: Path
+    report: Path
+    figures: list[Path]
+    tables: list[Path]
+    seconds: float
+
+
+METHOD = """\
+**How to read this report.** For every participant count the two modes are compared on
+two metrics: publisher 0's one-way latency (every latency sample; lower is better) and
+the per-second throughput summed over all subscribers (higher is better). Each ECDF is
+drawn with a {conf:.0f}% *simultaneous* DKW band (the whole curve lies inside it with that
+probability), computed on the *effective* sample size: the samples of a run are
+autocorrelated, so the band uses n divided by the variance inflation that a block
+bootstrap measures.
+
+**The verdict** comes from a test of first-order stochastic dominance: a simultaneous
+{conf:.0f}% band for the difference of the two ECDFs, from independent block-bootstrap
+replicates of each mode ({n_boot} replicates; blocks never span two runs; with at least
+{min_reps} repetitions the runs themselves are resampled). Where the band excludes zero,
+one mode has significantly more mass below that value. *X dominates*: X is significantly
+better somewhere and significantly worse nowhere. *Crossing*: each mode is significantly
+better somewhere; the crossover point (dotted line, grey interval = where it can lie)
+splits the range, and the share of each mode's samples below it is given.
+*No significant difference*: the band contains zero everywhere. On identical
+distributions any verdict other than "no significant difference" occurs with
+probability about α = {alpha}. Effect sizes are the change of multicast relative to
+unicast of the mean and the median, with {conf:.0f}% bootstrap intervals. "p" is the
+bootstrap p-value of the sup statistic; the iid Kolmogorov–Smirnov p-value in the
+comparison table ignores autocorrelation and is shown only for contrast.
+"""
+
+
+def _img(rel: str, alt: str) -> str:
+    return f"![{alt}]({rel})\n"
+
+
+def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
+    start = time.perf_counter()
+    fig_dir, tab_dir = out_dir / "figures", out_dir / "tables"
+    figures = all_figures(analysis, fig_dir)
+    tables = all_tables(analysis)
+    table_paths = write_tables(tables, tab_dir)
+    camp = analysis.campaign
+    n_lat = len(camp.latency)
+    md: list[str] = [
+        f"# mcastlab report: {camp.name}\n",
+        f"Results: `{camp.path}`" + (f" · scenario `{camp.scenario}`" if camp.scenario else ""),
+        f" · {len(camp.runs)} complete runs · {n_lat:,} latency samples · "
+        f"{len(camp.throughput):,} subscriber-seconds\n",
+    ]
+    if camp.skipped:
+        md.append("**Runs not analysed** (incomplete or failed): "
+                  + "; ".join(f"`{r}` ({why})" for r, why in camp.skipped) + "\n")
+    md.append(METHOD.format(conf=100 * (1 - analysis.alpha), alpha=analysis.alpha,
+                            n_boot=analysis.n_boot, min_reps=stats.MIN_REPETITIONS_AS_UNITS))
+    verdicts = tables["verdicts"]
+    for group in analysis.groups:
+        sfx = "" if len(analysis.groups) == 1 else f"-{group}"
+        sel = verdicts[verdicts["group"] == group]
+        md += [
+            f"## {group}: verdicts\n",
+            "Each cell: verdict, crossover(s) if any, the test behind it, and multicast's "
+            "change of the median relative to unicast with its 95% interval.\n",
+            to_markdown(sel[["participants", "latency test", "throughput test"]].rename(
+                columns={"latency test": "latency (lower is better)",
+                         "throughput test": "throughput (higher is better)"})),
+            "\n### What the wire shows\n",
+            to_markdown(sel[["participants", "wire evidence"]]),
+            "\n" + "\n".join(f"- {s}" for s in sel["explanation"]) + "\n",
+            f"\n## {group}: latency\n",
+            _img(f"figures/ecdf_latency{sfx}.png", "latency ECDFs"),
+            f"\n## {group}: throughput\n",
+            _img(f"figures/ecdf_throughput{sfx}.png", "throughput ECDFs"),
+            "\nPer subscriber (every subscriber-second of every run):\n\n",
+            _img(f"figures/ecdf_throughput_per_subscriber{sfx}.png", "per-subscriber ECDFs"),
+            f"\n## {group}: summary vs participant count\n",
+            _img(f"figures/summary{sfx}.png", "summary vs participant count"),
+            to_markdown(tables["summary"][tables["summary"]["group"] == group].drop(
+                columns="group")),
+            f"\n## {group}: wire metrics vs participant count\n",
+            _img(f"figures/wire_metrics{sfx}.png", "wire metrics"),
+        ]
+    comp = tables["comparisons"]
+    if not comp.empty:
+        md += ["\n## Test details\n",
+               "p: bootstrap p-value of sup|ΔF|; c: band half-width; ks_D / ks_p_if_iid: "
+               "scipy's two-sample KS on the raw samples (p assumes independence); "
+               "P_unicast_lower: probability that a unicast sample is lower than a "
+               "multicast one; areas: integral of the ECDF gap where each mode is better "
+               "(their difference is the difference of the means).\n\n",
+               to_markdown(comp.drop(columns=[c for c in comp.columns
+                                              if c.endswith(("_lo", "_hi"))]))]
+    st = tables["statistics"]
+    if not st.empty:
+        md += ["\n## Statistics per configuration\n",
+               "Point estimates from all samples; [lo, hi] are 95% percentile intervals of "
+               "the block bootstrap (`resampling`: blocks of `block_len` samples, or whole "
+               "repetitions); `n_eff`: effective sample size behind the DKW band "
+               "(half-width `dkw_eps`).\n\n",
+               to_markdown(st.drop(columns="group") if st["group"].nunique() == 1 else st)]
+    md += ["\n## Runs\n", to_markdown(camp.runs[["run_id", "group", "mode", "publishers",
+                                                 "subscribers", "repetition",
+                                                 "latency_samples", "wire_available"]]),
+           "\nEvery table is also in `tables/` as CSV, Markdown and LaTeX; every figure in "
+           "`figures/` as PDF and PNG.\n"]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = out_dir / "report.md"
+    report.write_text("\n".join(md))
+    return ReportResult(out_dir, report, figures, table_paths, time.perf_counter() - start)
+
+
+def generate(results: str | Path, out_dir: str | Path | None = None, *,
+             n_boot: int = stats.N_BOOT, alpha: float = stats.ALPHA) -> ReportResult:
+    """Load ``results``, analyse it, and write figures, tables and report.md."""
+    campaign = load_campaign(results)
+    out = Path(out_dir) if out_dir is not None else Path(results) / "report"
+    analysis = analyse(campaign, n_boot=n_boot, alpha=alpha)
+    return write_report(analysis, out)

@@ -1,0 +1,279 @@
+"""ECDFs, confidence bands and block-bootstrap intervals for autocorrelated series.
+
+Why a binned block bootstrap: a latency series holds up to millions of autocorrelated
+samples (one ping every ``latencyCount`` samples, queues in between), so resampling
+single samples underestimates every variance, and resampling millions of values a few
+hundred times is slow. The series is cut into blocks that never span two runs; each
+block is reduced once to its counts on a grid of pooled quantiles (plus its sum), and a
+bootstrap replicate is a multinomial draw of blocks, i.e. one matrix product
+``weights @ counts``. Every ECDF, quantile and mean replicate follows from that product.
+
+When a configuration has at least ``MIN_REPETITIONS_AS_UNITS`` repetitions, the runs
+themselves are the resampled units (they are independent by construction) and no
+stationarity assumption within a run is needed.
+
+Block length: ``max(n^(1/3), 2 m)`` where ``m`` is the lag after which the series'
+autocorrelation stays insignificant (Politis & White's flat-top rule, on the binned
+ranks so that outliers do not dominate), widened if needed so that at most
+``MAX_BLOCKS`` blocks exist (longer blocks only make intervals more conservative).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ALPHA = 0.05
+N_BOOT = 499
+MAX_BLOCKS = 500
+MIN_REPETITIONS_AS_UNITS = 5
+MIN_BLOCKS_PER_RUN = 4
+BLOCK_BIAS = 0.1
+GRID_BODY = 2048
+GRID_TAIL = 256
+QUANTILES = {"median": 0.5, "p90": 0.9, "p99": 0.99, "p99.9": 0.999}
+STATS = ("mean", *QUANTILES)
+
+
+@dataclass
+class Sample:
+    """One configuration's series: values concatenated run after run, in time order."""
+
+    values: np.ndarray
+    run_lengths: np.ndarray
+
+    @classmethod
+    def from_runs(cls, runs: list[np.ndarray]) -> Sample:
+        clean = [np.asarray(r, dtype=np.float64) for r in runs]
+        clean = [r[np.isfinite(r)] for r in clean]
+        clean = [r for r in clean if r.size]
+        if not clean:
+            return cls(np.empty(0), np.empty(0, dtype=np.int64))
+        return cls(np.concatenate(clean), np.array([r.size for r in clean], dtype=np.int64))
+
+    @property
+    def n(self) -> int:
+        return int(self.values.size)
+
+
+def make_grid(samples: list[Sample]) -> np.ndarray:
+    """Evaluation grid: pooled quantiles, uniform in probability plus dense in both tails."""
+    pooled = np.sort(np.concatenate([s.values for s in samples]))
+    n = pooled.size
+    tail = np.logspace(-2, -6, GRID_TAIL)
+    levels = np.concatenate([np.linspace(0.0, 1.0, GRID_BODY + 1), tail, 1.0 - tail])
+    idx = np.clip(np.ceil(levels * n).astype(np.int64) - 1, 0, n - 1)
+    return np.unique(pooled[idx])
+
+
+def autocorrelation(x: np.ndarray, max_lag: int) -> np.ndarray:
+    """Sample autocorrelation at lags 1..max_lag (FFT, O(n log n))."""
+    x = x.astype(np.float64) - x.mean()
+    var = float(x @ x)
+    if var == 0.0 or max_lag < 1:
+        return np.zeros(max(max_lag, 0))
+    size = 1 << int(np.ceil(np.log2(2 * x.size)))
+    f = np.fft.rfft(x, size)
+    return np.fft.irfft(f * np.conj(f), size)[1 : max_lag + 1] / var
+
+
+def politis_white_m(acf: np.ndarray, n: int, k_n: int = 5) -> int:
+    """Smallest lag m after which ``k_n`` consecutive autocorrelations are insignificant."""
+    if acf.size < k_n:
+        return 1
+    small = np.abs(acf) < 2.0 * np.sqrt(np.log10(max(n, 10)) / n)
+    run = np.convolve(small.astype(np.int64), np.ones(k_n, dtype=np.int64), mode="valid")
+    hits = np.flatnonzero(run == k_n)
+    return int(hits[0]) + 1 if hits.size else int(acf.size)
+
+
+def bias_block_length(series: np.ndarray, tolerance: float = BLOCK_BIAS) -> float:
+    """Block length at which non-overlapping blocks miss at most ``tolerance`` of the
+    long-run variance of ``series``.
+
+    Blocks treated as independent lose the covariance across block borders, a relative
+    bias of about ``2 S1 / (b S0)`` with ``S0 = 1 + 2 sum rho_k`` and ``S1 = sum k rho_k``
+    (both with a flat-top lag window at twice Politis & White's m, on the binned ranks).
+    """
+    n = series.size
+    if n < 16:
+        return 1.0
+    acf = autocorrelation(series, min(n // 4, 5000))
+    m = politis_white_m(acf, n)
+    lags = np.arange(1, min(2 * m, acf.size) + 1)
+    w = np.clip(2.0 * (1.0 - lags / (2.0 * m)), 0.0, 1.0)  # flat-top (trapezoid) window
+    rho = acf[: lags.size] * w
+    s0 = max(1.0 + 2.0 * float(rho.sum()), 1e-3)
+    s1 = max(float((lags * rho).sum()), 0.0)
+    return 2.0 * s1 / (tolerance * s0)
+
+
+def block_length(binned_idx: np.ndarray, run_lengths: np.ndarray) -> int:
+    """Block length for a sample: see the module docstring."""
+    bounds = _bounds(run_lengths)
+    need = max(bias_block_length(binned_idx[s:e]) for s, e in bounds)
+    shortest = int(run_lengths.min())
+    b = max(int(np.ceil(np.mean(run_lengths) ** (1 / 3))), int(np.ceil(need)))
+    b = max(b, int(np.ceil(binned_idx.size / MAX_BLOCKS)))
+    # keep at least MIN_BLOCKS_PER_RUN blocks in every run, or the test has nothing to permute
+    return int(max(1, min(b, shortest // MIN_BLOCKS_PER_RUN)))
+
+
+@dataclass
+class Binned:
+    """A sample reduced to per-unit counts on a grid (the bootstrap's input)."""
+
+    n: int
+    counts: np.ndarray  # (units, grid) float64
+    sizes: np.ndarray  # (units,)
+    sums: np.ndarray  # (units,)
+    unit: str  # "blocks" or "repetitions"
+    block_len: int
+    cdf: np.ndarray  # point ECDF on the grid
+
+
+def bin_sample(
+    sample: Sample,
+    grid: np.ndarray,
+    *,
+    block_len: int | None = None,
+    repetitions_as_units: bool = True,
+) -> Binned:
+    """Cut ``sample`` into resampling units and count each unit's values on ``grid``.
+
+    ``repetitions_as_units=False`` forces blocks inside each segment (for segments that
+    are not independent, e.g. the subscribers of one run).
+    """
+    g = grid.size
+    idx = np.searchsorted(grid, sample.values, side="left")
+    np.minimum(idx, g - 1, out=idx)
+    reps = sample.run_lengths.size
+    if repetitions_as_units and reps >= MIN_REPETITIONS_AS_UNITS:
+        unit_name, b = "repetitions", 0
+        unit = np.repeat(np.arange(reps), sample.run_lengths)
+    else:
+        unit_name = "blocks"
+        b = block_len if block_len is not None else block_length(idx, sample.run_lengths)
+        unit = _block_ids(sample.run_lengths, b)
+    n_units = int(unit[-1]) + 1
+    counts = np.bincount(unit * g + idx, minlength=n_units * g).reshape(n_units, g)
+    sizes = np.bincount(unit, minlength=n_units).astype(np.float64)
+    sums = np.bincount(unit, weights=sample.values, minlength=n_units)
+    cdf = np.cumsum(counts.sum(axis=0)) / sample.n
+    return Binned(sample.n, counts.astype(np.float64), sizes, sums, unit_name, b, cdf)
+
+
+def _bounds(lengths: np.ndarray) -> list[tuple[int, int]]:
+    ends = np.cumsum(lengths)
+    return list(zip((ends - lengths).tolist(), ends.tolist(), strict=True))
+
+
+def _block_ids(lengths: np.ndarray, b: int) -> np.ndarray:
+    """Non-overlapping blocks of length ``b`` inside each run; a short tail joins its neighbour."""
+    parts, offset = [], 0
+    for length in lengths.tolist():
+        local = np.arange(length) // b
+        full = length // b
+        if full >= 1 and length % b < b / 2:
+            np.minimum(local, full - 1, out=local)
+        parts.append(local + offset)
+        offset += int(local[-1]) + 1
+    return np.concatenate(parts)
+
+
+@dataclass
+class Replicates:
+    """Bootstrap replicates of one sample: ECDFs on the grid and means."""
+
+    cdf: np.ndarray  # (B, grid)
+    mean: np.ndarray  # (B,)
+
+
+def draw_weights(n_units: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot).astype(
+        np.float64
+    )
+
+
+def replicate(binned: Binned, n_boot: int, rng: np.random.Generator) -> Replicates:
+    w = draw_weights(binned.sizes.size, n_boot, rng)
+    total = w @ binned.sizes
+    cdf = np.cumsum(w @ binned.counts, axis=1)
+    cdf /= total[:, None]
+    return Replicates(cdf=cdf, mean=(w @ binned.sums) / total)
+
+
+def quantile_from_cdf(cdf: np.ndarray, grid: np.ndarray, p: float) -> np.ndarray:
+    """Quantile ``p`` of each row's ECDF on ``grid``, linear inside the grid cell."""
+    cdf2 = np.atleast_2d(cdf)
+    k = np.argmax(cdf2 >= p - 1e-12, axis=1)
+    rows = np.arange(cdf2.shape[0])
+    hi_f = cdf2[rows, k]
+    lo_f = np.where(k > 0, cdf2[rows, np.maximum(k - 1, 0)], 0.0)
+    lo_x = np.where(k > 0, grid[np.maximum(k - 1, 0)], grid[0])
+    hi_x = grid[k]
+    frac = np.where(hi_f > lo_f, (p - lo_f) / np.where(hi_f > lo_f, hi_f - lo_f, 1.0), 1.0)
+    out = lo_x + np.clip(frac, 0.0, 1.0) * (hi_x - lo_x)
+    return out if np.ndim(cdf) == 2 else out[0]
+
+
+@dataclass
+class Summary:
+    """Point estimates and percentile-bootstrap intervals of one configuration."""
+
+    n: int
+    n_eff: float
+    unit: str
+    units: int
+    block_len: int
+    dkw_eps: float
+    estimates: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+
+
+def effective_n(binned: Binned, reps: Replicates) -> float:
+    """n divided by the variance inflation of the ECDF (bootstrap vs iid), median over the body."""
+    f = binned.cdf
+    body = (f > 0.05) & (f < 0.95)
+    if not body.any() or binned.n < 2:
+        return float(binned.n)
+    boot_var = reps.cdf[:, body].var(axis=0, ddof=1)
+    iid_var = f[body] * (1 - f[body]) / binned.n
+    vif = float(np.median(boot_var / iid_var))
+    return float(binned.n / max(vif, 1.0))
+
+
+def dkw_epsilon(n_eff: float, alpha: float = ALPHA) -> float:
+    """Half-width of the simultaneous DKW band: P(sup|F_n - F| > eps) <= alpha."""
+    return float(np.sqrt(np.log(2.0 / alpha) / (2.0 * max(n_eff, 1.0))))
+
+
+def summarize(
+    sample: Sample, binned: Binned, reps: Replicates, grid: np.ndarray, alpha: float = ALPHA
+) -> Summary:
+    """Mean and quantiles (exact point estimates) with bootstrap percentile intervals."""
+    n_eff = effective_n(binned, reps)
+    out = Summary(
+        n=sample.n,
+        n_eff=n_eff,
+        unit=binned.unit,
+        units=int(binned.sizes.size),
+        block_len=binned.block_len,
+        dkw_eps=dkw_epsilon(n_eff, alpha),
+    )
+    lo, hi = alpha / 2, 1 - alpha / 2
+    point_q = np.quantile(sample.values, list(QUANTILES.values()))
+    m_lo, m_hi = np.quantile(reps.mean, [lo, hi])
+    out.estimates["mean"] = (float(sample.values.mean()), float(m_lo), float(m_hi))
+    for (name, p), est in zip(QUANTILES.items(), point_q, strict=True):
+        q_lo, q_hi = np.quantile(quantile_from_cdf(reps.cdf, grid, p), [lo, hi])
+        out.estimates[name] = (float(est), float(min(q_lo, est)), float(max(q_hi, est)))
+    return out
+
+
+def quantile_replicates(reps: Replicates, grid: np.ndarray) -> dict[str, np.ndarray]:
+    """Replicates of every summary statistic (for effect-size intervals)."""
+    out = {"mean": reps.mean}
+    for name, p in QUANTILES.items():
+        out[name] = quantile_from_cdf(reps.cdf, grid, p)
+    return out

@@ -1,0 +1,178 @@
+"""Write a schema-conformant synthetic campaign (docs/contracts.md §3, §4) with known answers.
+
+Used by the test fixture and the benchmark until real smoke runs replace it. Latency is
+an AR(1) process on the log scale (autocorrelated, like queueing delay); each
+participant count gets a known relation between the modes, cycling through:
+
+* ``same``: identical distributions (no difference expected),
+* ``multicast-better``: multicast latency shifted down and throughput up,
+* ``crossing``: multicast faster in the body but with a heavier tail (curves cross),
+* ``unicast-better``: the reverse of the second case.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+DESIGNS = ("same", "multicast-better", "crossing", "unicast-better")
+
+
+def ar1(n: int, phi: float, rng: np.random.Generator) -> np.ndarray:
+    """Stationary AR(1) with unit variance."""
+    from scipy.signal import lfilter
+
+    e = rng.standard_normal(n) * np.sqrt(1 - phi**2)
+    e[0] = rng.standard_normal()
+    return lfilter([1.0], [1.0, -phi], e)
+
+
+def latency_params(design: str, mode: str, participants: int) -> tuple[float, float]:
+    """(log-median in µs, log-sd) of the latency of ``mode`` under ``design``."""
+    base = np.log(150.0 * participants**0.6)
+    if design == "same" or mode == "unicast":
+        return base, 0.35
+    if design == "multicast-better":
+        return base - 0.25, 0.35
+    if design == "unicast-better":
+        return base + 0.25, 0.35
+    return base - 0.15, 0.9  # crossing: faster body, heavier tail
+
+
+def throughput_factor(design: str, mode: str) -> float:
+    if mode == "unicast" or design in ("same", "crossing"):
+        return 1.0
+    return 1.3 if design == "multicast-better" else 0.7
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def _wire(design: str, mode: str, participants: int, seconds: float) -> dict:
+    """Plausible wire totals: multicast sends once per sample, unicast once per reader."""
+    n = participants
+    copies = 1 if mode == "multicast" else n
+    data_pkts = int(2000 * seconds * n * copies / max(n, 1) ** 0.5)
+    acknack = (4.0 if mode == "unicast" else 4.0 + 0.8 * n) * (1.5 if design == "crossing" else 1)
+    multicast_repair = 0.01 * n if design != "multicast-better" else 0.001
+    repair = 0.002 * n if mode == "unicast" else multicast_repair
+    meta_share = min(0.9, 0.05 + (0.004 if mode == "unicast" else 0.012) * n)
+    user = data_pkts * 1400
+    meta = int(user * meta_share / (1 - meta_share))
+    return {
+        "packets": data_pkts + int(acknack * n * seconds),
+        "rtps_submessages": {"DATA": data_pkts * 10, "HEARTBEAT": int(10 * n * seconds),
+                             "ACKNACK": int(acknack * n * seconds), "GAP": n, "INFO_TS": data_pkts},
+        "user_data_bytes": user,
+        "meta_bytes": meta,
+        "meta_share": meta_share,
+        "repair_bytes": int(user * repair),
+        "repair_ratio": repair,
+        "acknack_per_reader_per_s": acknack,
+        "heartbeat_per_writer_per_s": 10.0,
+        "nack_storms": int(n * 0.2) if mode == "multicast" else 0,
+        "flooded_frames": 0,
+        "ip_fragments": data_pkts * 9,
+        "igmp": {"query": int(seconds / 10) + 1, "report": n if mode == "multicast" else 0,
+                 "leave": 0},
+        "pim": {"hello": 0},
+        "duration_s": seconds,
+    }
+
+
+def write_campaign(
+    out: Path,
+    *,
+    counts: tuple[int, ...] = (1, 3, 10),
+    seconds: int = 30,
+    pings_per_s: int = 100,
+    repetitions: int = 1,
+    designs: tuple[str, ...] | None = None,
+    latency_samples: int | None = None,
+    phi: float = 0.6,
+    seed: int = 3,
+    campaign: str = "synthetic",
+) -> Path:
+    """Write the campaign into ``out`` and return it. ``latency_samples`` overrides the count
+    per run (for the benchmark); otherwise it is ``seconds * pings_per_s``."""
+    rng = np.random.default_rng(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    designs = designs or tuple(DESIGNS[i % len(DESIGNS)] for i in range(len(counts)))
+    index = {"campaign": campaign, "scenario": f"synthetic:{campaign}", "runs": []}
+    for n, design in zip(counts, designs, strict=True):
+        for mode in ("unicast", "multicast"):
+            for rep in range(repetitions):
+                run_id = f"lan-rel-100B-{n}x{n}-{mode}-r{rep}"
+                cfg = {
+                    "run_id": run_id, "campaign": campaign, "group": "lan-rel-100B",
+                    "mode": mode, "discovery": "spdp-multicast", "publishers": n,
+                    "subscribers": n, "reliable": True, "data_len": 100,
+                    "latency_count": 1000, "execution_time": seconds, "repetition": rep,
+                    "agent": "synthetic", "topology": "lan", "topology_params": {"hosts": 4},
+                    "placement": {f"pub{i}": f"h{i % 4 + 1}" for i in range(n)}
+                    | {f"sub{i}": f"h{(i + 2) % 4 + 1}" for i in range(n)},
+                    "synthetic_design": design,
+                }
+                _write_run(out / run_id, cfg, design, rng, seconds, pings_per_s,
+                           latency_samples, phi)
+                index["runs"].append({"id": run_id, "status": "complete", "attempts": 1,
+                                      "reason": "", "config": cfg})
+    _write_json(out / "campaign.json", index)
+    return out
+
+
+def _write_run(
+    run_dir: Path,
+    cfg: dict,
+    design: str,
+    rng: np.random.Generator,
+    seconds: int,
+    pings_per_s: int,
+    latency_samples: int | None,
+    phi: float,
+) -> None:
+    mode, n, run_id = cfg["mode"], cfg["subscribers"], cfg["run_id"]
+    tables = run_dir / "tables"
+    tables.mkdir(parents=True, exist_ok=True)
+    count = latency_samples or seconds * pings_per_s
+    mu, sd = latency_params(design, mode, n)
+    lat = np.exp(mu + sd * ar1(count, phi, rng))
+    pd.DataFrame({"run_id": run_id, "sample": np.arange(count, dtype=np.int64),
+                  "latency_us": lat}).to_parquet(tables / "latency.parquet", index=False)
+    per_sub = 400_000.0 / n**0.8 * throughput_factor(design, mode)
+    secs = np.arange(1, seconds + 1, dtype=np.int32)
+    rows = []
+    for s in range(n):
+        sps = per_sub * (1 + 0.08 * ar1(seconds, 0.5, rng))
+        rows.append(pd.DataFrame({
+            "run_id": run_id, "subscriber": np.int32(s), "second": secs,
+            "samples": np.round(sps).astype(np.int64), "samples_per_s": np.round(sps),
+            "mbps": np.round(sps) * 100 * 8 / 1e6,
+            "lost": rng.poisson(0.2 if mode == "multicast" else 0.05, seconds).astype(np.int64),
+        }))
+    pd.concat(rows, ignore_index=True).to_parquet(tables / "throughput.parquet", index=False)
+    pd.DataFrame({"run_id": run_id, "process": ["pub0", "sub0"], "host": ["h1", "h3"],
+                  "t_s": [1.0, 1.0], "cpu_percent": [50.0, 40.0],
+                  "rss_bytes": np.array([30e6, 28e6], dtype=np.int64)}).to_parquet(
+        tables / "resources.parquet", index=False)
+    _write_json(tables / "summary.json", {"pub0": {"latency_count": int(count)}})
+    _write_json(run_dir / "wire" / "summary.json", _wire(design, mode, n, float(seconds)))
+    _write_json(run_dir / "config.json", cfg)
+    sums = {
+        str(p.relative_to(run_dir)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(run_dir.rglob("*")) if p.is_file()
+    }
+    _write_json(run_dir / "manifest.json", {
+        "status": "complete", "git_revision": "synthetic", "git_dirty": False,
+        "start": "2026-11-21T00:00:00Z", "end": "2026-11-21T00:00:30Z",
+        "exit_codes": {}, "sha256": sums,
+    })

@@ -1,0 +1,223 @@
+"""Tables as dataframes, and writers for CSV, Markdown and LaTeX (no extra dependencies)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import stats
+from analysis.analyse import METRICS, MODES, Analysis
+from analysis.verdicts import WIRE_EVIDENCE, fmt_pct, verdict_table
+
+
+def _ci(est: tuple[float, float, float]) -> tuple[float, float, float]:
+    return tuple(float(v) for v in est)
+
+
+def statistics_table(analysis: Analysis) -> pd.DataFrame:
+    """Per configuration and metric: mean and quantiles with bootstrap intervals."""
+    rows = []
+    for pair in analysis.pairs:
+        for metric, (_, unit, _) in METRICS.items():
+            for mode in MODES:
+                curve = pair.curve(metric, mode)
+                if curve is None:
+                    continue
+                s = curve[0]
+                row = {
+                    "group": pair.group, "participants": pair.label, "mode": mode,
+                    "metric": metric, "unit": unit, "runs": len(pair.runs[mode]), "n": s.n,
+                    "n_eff": round(s.n_eff), "resampling": s.unit, "units": s.units,
+                    "block_len": s.block_len, "dkw_eps": s.dkw_eps,
+                }
+                for name in stats.STATS:
+                    est, lo, hi = _ci(s.estimates[name])
+                    row[name], row[f"{name}_lo"], row[f"{name}_hi"] = est, lo, hi
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def comparisons_table(analysis: Analysis) -> pd.DataFrame:
+    """Per participant count and metric: the test, crossovers and effect sizes."""
+    rows = []
+    for pair in analysis.pairs:
+        for metric, comp in pair.comparisons.items():
+            cross = "; ".join(
+                f"{c.x:.6g} [{c.lo:.6g}, {c.hi:.6g}] {c.below}<|>{c.above} "
+                f"F_u={c.mass_below['unicast']:.3f} F_m={c.mass_below['multicast']:.3f}"
+                for c in comp.crossovers
+            )
+            rows.append({
+                "group": pair.group, "participants": pair.label, "metric": metric,
+                "verdict": comp.verdict, "p_value": comp.p_value, "sup_dF": comp.sup_d,
+                "critical": comp.critical, "alpha": comp.alpha, "ks_D": comp.ks_d,
+                "ks_p_if_iid": comp.ks_p_iid, "crossovers": cross,
+                "mean_change_pct": comp.effects["mean"][0],
+                "mean_change_lo": comp.effects["mean"][1],
+                "mean_change_hi": comp.effects["mean"][2],
+                "median_change_pct": comp.effects["median"][0],
+                "median_change_lo": comp.effects["median"][1],
+                "median_change_hi": comp.effects["median"][2],
+                "P_unicast_lower": comp.prob_a_lower,
+                "area_unicast_better": comp.area.get("unicast", 0.0),
+                "area_multicast_better": comp.area.get("multicast", 0.0),
+            })
+    return pd.DataFrame(rows)
+
+
+def wire_table(analysis: Analysis) -> pd.DataFrame:
+    rows = []
+    for pair in analysis.pairs:
+        for mode, values in pair.wire.items():
+            row = {"group": pair.group, "participants": pair.label, "mode": mode,
+                   "publishers": pair.publishers, "subscribers": pair.subscribers}
+            row.update({k.removeprefix("wire_"): v for k, v in values.items()})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summary_table(analysis: Analysis) -> pd.DataFrame:
+    """Compact, human-readable: one row per participant count and metric, both modes."""
+    from analysis.verdicts import fmt_value
+
+    rows = []
+    for pair in analysis.pairs:
+        for metric, (_, unit, _) in METRICS.items():
+            row = {"group": pair.group, "participants": pair.label, "metric": f"{metric} ({unit})"}
+            for mode in MODES:
+                curve = pair.curve(metric, mode)
+                for name in ("mean", "median", "p99"):
+                    if curve is None:
+                        row[f"{mode} {name}"] = "n/a"
+                        continue
+                    est, lo, hi = curve[0].estimates[name]
+                    row[f"{mode} {name}"] = (
+                        f"{fmt_value(est, unit)} [{_short(lo, unit)}, {_short(hi, unit)}]"
+                    )
+            comp = pair.comparisons.get(metric)
+            row["median change"] = fmt_pct(comp.effects["median"]) if comp else "n/a"
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _short(value: float, unit: str) -> str:
+    from analysis.verdicts import fmt_value
+
+    return fmt_value(value, unit).split(" ")[0] if unit == "samples/s" else fmt_value(value, unit)
+
+
+def all_tables(analysis: Analysis) -> dict[str, pd.DataFrame]:
+    return {
+        "verdicts": verdict_table(analysis),
+        "summary": summary_table(analysis),
+        "statistics": statistics_table(analysis),
+        "comparisons": comparisons_table(analysis),
+        "wire": wire_table(analysis),
+    }
+
+
+# ---- writers -------------------------------------------------------------------------
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "n/a"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for rec in df.itertuples(index=False):
+        cells = [_cell(v).replace("|", "\\|").replace("\n", " ") for v in rec]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+_LATEX = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "×": r"$\times$", "µ": r"\textmu{}", "→": r"$\rightarrow$", "−": r"$-$", "|": r"$|$",
+    "Δ": r"$\Delta$", "<": r"$<$", ">": r"$>$", "≥": r"$\geq$", "≤": r"$\leq$",
+}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX.get(ch, ch) for ch in text)
+
+
+def to_latex(df: pd.DataFrame, *, colspec: str | None = None, caption: str = "",
+             label: str = "", size: str = r"\small") -> str:
+    """A booktabs table; ``colspec`` defaults to left-aligned text, right-aligned numbers."""
+    if colspec is None:
+        colspec = "".join(
+            "r" if pd.api.types.is_numeric_dtype(df[c]) else "l" for c in df.columns
+        )
+    head = " & ".join(latex_escape(str(c)) for c in df.columns) + r" \\"
+    body = [
+        " & ".join(latex_escape(_cell(v)) for v in rec) + r" \\"
+        for rec in df.itertuples(index=False)
+    ]
+    out = [r"\begin{table}[htbp]", r"\centering", size]
+    if caption:
+        out.append(rf"\caption{{{latex_escape(caption)}}}")
+    if label:
+        out.append(rf"\label{{{label}}}")
+    wide = len(df.columns) > 8
+    out += [r"\resizebox{\textwidth}{!}{%"] if wide else []
+    out += [rf"\begin{{tabular}}{{{colspec}}}", r"\toprule", head, r"\midrule", *body,
+            r"\bottomrule", r"\end{tabular}" + ("}" if wide else "")]
+    out.append(r"\end{table}")
+    return "\n".join(out) + "\n"
+
+
+# LaTeX layouts for the tables the paper includes (text-heavy columns wrap).
+LATEX_LAYOUT = {
+    "verdicts": (["participants", "latency test", "throughput test"],
+                 "p{0.08\\textwidth}p{0.42\\textwidth}p{0.42\\textwidth}",
+                 "Verdicts per participant count, each qualified by its test "
+                 "(multicast vs unicast change of the median with its 95% interval)."),
+    "summary": (None, None, "Mean, median and p99 with 95% block-bootstrap intervals."),
+    "explanations": (["participants", "wire evidence", "explanation"],
+                     "p{0.08\\textwidth}p{0.40\\textwidth}p{0.44\\textwidth}",
+                     "Wire evidence and the dominant difference between the modes."),
+}
+
+
+def write_tables(tables: dict[str, pd.DataFrame], out_dir: Path) -> list[Path]:
+    """Write every table as CSV, Markdown and LaTeX into ``out_dir``; return the paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, df in tables.items():
+        for ext, text in (
+            ("csv", df.to_csv(index=False)),
+            ("md", to_markdown(df)),
+            ("tex", _latex_for(name, df)),
+        ):
+            path = out_dir / f"{name}.{ext}"
+            path.write_text(text)
+            written.append(path)
+    if "verdicts" in tables:
+        path = out_dir / "explanations.tex"
+        path.write_text(_latex_for("explanations", tables["verdicts"]))
+        written.append(path)
+    return written
+
+
+def _latex_for(name: str, df: pd.DataFrame) -> str:
+    cols, colspec, caption = LATEX_LAYOUT.get(name, (None, None, f"{name} table"))
+    if df.empty:
+        return f"% {name}: empty table\n"
+    sub = df[cols] if cols else df
+    if "group" in df.columns and df["group"].nunique() == 1 and "group" in sub.columns:
+        sub = sub.drop(columns="group")
+    if name in ("statistics", "comparisons", "wire"):
+        size = r"\tiny"
+        return to_latex(sub, caption=caption, label=f"tab:{name}", size=size)
+    return to_latex(sub, colspec=colspec, caption=caption, label=f"tab:{name}")
+
+
+__all__ = ["WIRE_EVIDENCE", "all_tables", "to_latex", "to_markdown", "write_tables"]

@@ -1,0 +1,180 @@
+"""The verdict table: one row per participant count, each verdict qualified by its test,
+the wire evidence beside it, and one generated sentence naming the dominant difference."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from analysis import dominance
+from analysis.analyse import METRICS, Analysis, Pair
+
+# wire_* column -> (label, format, floor added before taking ratios)
+WIRE_EVIDENCE = {
+    "wire_meta_share": ("meta-traffic share", "{:.1%}", 0.001),
+    "wire_repair_ratio": ("repair-byte ratio", "{:.3f}", 0.0005),
+    "wire_acknack_per_reader_per_s": ("ACKNACKs per reader per s", "{:.1f}", 0.1),
+    "wire_heartbeat_per_writer_per_s": ("HEARTBEATs per writer per s", "{:.1f}", 0.1),
+    "wire_nack_storms": ("NACK storms", "count", 1.0),
+    "wire_flooded_frames": ("flooded frames", "count", 10.0),
+    "wire_ip_fragments": ("IP fragments", "count", 10.0),
+    "wire_packets": ("packets", "count", 10.0),
+}
+
+
+def fmt_wire(key: str, value: float) -> str:
+    """Format one wire metric; counts become 1.7M, 935k, 12."""
+    if not math.isfinite(value):
+        return "n/a"
+    fmt = WIRE_EVIDENCE[key][1]
+    if fmt != "count":
+        return fmt.format(value)
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= div:
+            return f"{value / div:.3g}{suffix}"
+    return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
+TABLE_EVIDENCE = (
+    "wire_meta_share",
+    "wire_repair_ratio",
+    "wire_acknack_per_reader_per_s",
+    "wire_flooded_frames",
+    "wire_ip_fragments",
+)
+
+
+def fmt_value(value: float, unit: str) -> str:
+    """Human number with its unit: 1234.5 µs -> '1.23 ms', 2.5e5 samples/s -> '250k samples/s'."""
+    if not math.isfinite(value):
+        return "n/a"
+    if unit == "µs":
+        if abs(value) >= 1e6:
+            return f"{value / 1e6:.3g} s"
+        if abs(value) >= 1e3:
+            return f"{value / 1e3:.3g} ms"
+        return f"{value:.3g} µs"
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:.3g}M {unit}"
+    if abs(value) >= 1e3:
+        return f"{value / 1e3:.3g}k {unit}"
+    return f"{value:.3g} {unit}"
+
+
+def fmt_pct(effect: tuple[float, float, float]) -> str:
+    est, lo, hi = effect
+    if not math.isfinite(est):
+        return "n/a"
+    return f"{est:+.1f}% [{lo:+.1f}, {hi:+.1f}]"
+
+
+def verdict_cell(comp: dominance.Comparison | None, unit: str) -> str:
+    """'multicast dominates (sup-band test, p<0.001; median −12.0% [...])' and crossings."""
+    if comp is None:
+        return "not compared (one mode missing)"
+    text = comp.verdict
+    if comp.crossovers:
+        parts = []
+        for c in comp.crossovers:
+            parts.append(
+                f"at {fmt_value(c.x, unit)} [{fmt_value(c.lo, unit)}, {fmt_value(c.hi, unit)}]: "
+                f"{c.below} better below ({c.mass_below[c.below]:.0%} of its samples), "
+                f"{c.above} above"
+            )
+        text += " " + "; ".join(parts)
+    median = fmt_pct(comp.effects["median"])
+    return f"{text} ({comp.qualifier()}; multicast vs unicast median {median})"
+
+
+def wire_ratio(pair: Pair, key: str) -> float | None:
+    """multicast / unicast for one wire metric (with a floor so zeros stay finite)."""
+    if set(pair.wire) != {"unicast", "multicast"}:
+        return None
+    u, m = pair.wire["unicast"].get(key), pair.wire["multicast"].get(key)
+    if u is None or m is None or not (math.isfinite(u) and math.isfinite(m)):
+        return None
+    if u == 0 and m == 0:
+        return None
+    floor = WIRE_EVIDENCE[key][2]
+    return (m + floor) / (u + floor)
+
+
+def wire_cell(pair: Pair) -> str:
+    if not pair.wire:
+        return "no capture"
+    parts = []
+    for key in TABLE_EVIDENCE:
+        label = WIRE_EVIDENCE[key][0]
+        vals = [pair.wire.get(m, {}).get(key, float("nan")) for m in ("unicast", "multicast")]
+        if all(not math.isfinite(v) for v in vals):
+            continue
+        shown = [fmt_wire(key, v) for v in vals]
+        parts.append(f"{label} {shown[0]} → {shown[1]}")
+    return "; ".join(parts) + " (unicast → multicast)"
+
+
+def dominant_wire_difference(pair: Pair) -> tuple[str, float] | None:
+    """The wire metric whose multicast/unicast ratio is furthest from 1."""
+    best = None
+    for key in WIRE_EVIDENCE:
+        r = wire_ratio(pair, key)
+        if r is None or r <= 0:
+            continue
+        score = abs(math.log(r))
+        if best is None or score > best[2]:
+            best = (key, r, score)
+    return (best[0], best[1]) if best else None
+
+
+def _metric_phrase(comp: dominance.Comparison | None, metric: str, unit: str) -> str:
+    word = {
+        "latency": ("lower latency", "latency"),
+        "throughput": ("higher throughput", "throughput"),
+    }
+    good, noun = word[metric]
+    if comp is None:
+        return f"{noun} was not compared"
+    med = comp.effects["median"][0]
+    if comp.winner:
+        other = next(n for n in comp.names if n != comp.winner)
+        return (f"{comp.winner} has {good} than {other} across the distribution "
+                f"(median {med:+.0f}% for multicast)")
+    if comp.verdict == dominance.CROSSING:
+        c = comp.crossovers[0]
+        return (f"the {noun} curves cross at {fmt_value(c.x, unit)}: {c.below} is better below "
+                f"({c.mass_below[c.below]:.0%} of its samples lie there), {c.above} above")
+    return f"{noun} does not differ significantly (median {med:+.0f}% for multicast)"
+
+
+def sentence(pair: Pair) -> str:
+    """One sentence naming the dominant difference between the two modes at this count."""
+    phrases = [
+        _metric_phrase(pair.comparisons.get(m), m, unit) for m, (_, unit, _) in METRICS.items()
+    ]
+    text = f"At {pair.label}, " + phrases[0] + "; " + phrases[1] + "."
+    dom = dominant_wire_difference(pair)
+    if dom is None:
+        return text + (" No capture, so no wire evidence." if not pair.wire else "")
+    key, ratio = dom
+    label = WIRE_EVIDENCE[key][0]
+    u, m = pair.wire["unicast"][key], pair.wire["multicast"][key]
+    if ratio >= 1:
+        rel = f"{ratio:.1f}× higher" if ratio < 100 else "orders of magnitude higher"
+    else:
+        rel = f"{1 / ratio:.1f}× lower" if ratio > 0.01 else "orders of magnitude lower"
+    return (text + f" On the wire the largest difference is the {label}: {rel} with multicast "
+            f"({fmt_wire(key, u)} vs {fmt_wire(key, m)}).")
+
+
+def verdict_table(analysis: Analysis) -> pd.DataFrame:
+    """One row per (group, participant count): qualified verdicts, wire evidence, sentence."""
+    rows = []
+    for pair in analysis.pairs:
+        row = {"group": pair.group, "participants": pair.label}
+        for metric, (_, unit, _) in METRICS.items():
+            comp = pair.comparisons.get(metric)
+            row[f"{metric} verdict"] = comp.verdict if comp else "not compared"
+            row[f"{metric} test"] = verdict_cell(comp, unit)
+        row["wire evidence"] = wire_cell(pair)
+        row["explanation"] = sentence(pair)
+        rows.append(row)
+    return pd.DataFrame(rows)

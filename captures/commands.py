@@ -1,0 +1,86 @@
+"""CLI: ``mcastlab wire RUN_DIR_OR_PCAP [--json]`` and ``mcastlab inspect PCAP --writer GUID
+--seq N``. Heavy imports stay inside the functions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    w = sub.add_parser("wire", help="dissect a run's captures (or one pcap) into wire tables")
+    w.add_argument("target", metavar="RUN_DIR_OR_PCAP")
+    w.add_argument("--json", action="store_true", help="print the totals as JSON")
+    w.add_argument("--out", type=Path, default=None,
+                   help="tables directory for a single pcap (default: PCAP.wire/)")
+    w.set_defaults(func=cmd_wire)
+    i = sub.add_parser("inspect", help="the life of one sample: sends, NACKs, repairs, arrivals")
+    i.add_argument("target", metavar="PCAP_OR_RUN_DIR")
+    i.add_argument("--writer", required=True, help="writer GUID (prefix:entity, 32 hex digits)")
+    i.add_argument("--seq", required=True, type=int, help="sequence number")
+    i.add_argument("--json", action="store_true", help="print the events as JSON lines")
+    i.set_defaults(func=cmd_inspect)
+
+
+def _fail(msg: str) -> int:
+    print(f"mcastlab: {msg}", file=sys.stderr)
+    return 2
+
+
+def cmd_wire(args: argparse.Namespace) -> int:
+    from captures.dissect import DissectError
+    from captures.wire import WireError, analyse_path
+
+    try:
+        summary, out = analyse_path(args.target, args.out)
+    except (WireError, DissectError) as exc:
+        return _fail(str(exc))
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    from captures.report import print_wire
+
+    print_wire(summary, out)
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from captures.dissect import DissectError
+    from captures.inspect_sample import parse_guid, sample_life
+    from captures.wire import WireError, discover_pcaps
+
+    try:
+        writer = parse_guid(args.writer)
+    except ValueError as exc:
+        return _fail(str(exc))
+    p = Path(args.target)
+    if p.is_dir():
+        points = discover_pcaps(p / "pcaps" if (p / "pcaps").is_dir() else p)
+    elif p.is_file():
+        points = {p.stem: [p]}
+    else:
+        return _fail(f"{p}: no such capture file or run directory")
+    try:
+        df = sample_life(points, writer, args.seq)
+    except (WireError, DissectError) as exc:
+        return _fail(str(exc))
+    if args.json:
+        for rec in df.to_dict(orient="records"):
+            print(json.dumps(rec))
+        return 0 if len(df) else 1
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"writer {writer} sn {args.seq}")
+    for c in ("t (s)", "point", "event", "src", "dst", "reader", "detail"):
+        t.add_column(c)
+    t0 = float(df["ts"].min()) if len(df) else 0.0
+    for r in df.itertuples():
+        t.add_row(f"{r.ts - t0:.6f}", r.point, r.event, r.src, r.dst, r.reader, r.detail)
+    Console().print(t)
+    if not len(df):
+        print(f"no submessage of writer {writer} concerns sn {args.seq}", file=sys.stderr)
+        return 1
+    return 0

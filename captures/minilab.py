@@ -1,0 +1,215 @@
+"""A tiny real-namespace lab for producing reference captures (tests, benchmark).
+
+Builds N ``ip netns`` hosts on one Linux bridge (or two router namespaces for PIM) with
+names carrying a per-instance tag, records everything it creates, and removes exactly
+that on exit -- also when the body raises. Needs root; importing it does not.
+
+    with BridgeLab(hosts=2, snooping=False) as lab:
+        lab.popen(0, ["ddsperf", "-D", "3", "sub"])
+        ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+
+def _run(argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, check=check, capture_output=True, text=True)
+
+
+def new_tag() -> str:
+    """Six hex characters, unique per lab instance (interface names stay <= 15 chars)."""
+    return secrets.token_hex(3)
+
+
+CYCLONE_XML = """<CycloneDDS><Domain id="any"><General>
+<Interfaces><NetworkInterface name="eth0"/></Interfaces>
+<AllowMulticast>{allow}</AllowMulticast></General>
+<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>60</MaxAutoParticipantIndex>
+</Discovery></Domain></CycloneDDS>"""
+
+
+class Lab:
+    """Records namespaces, links and processes; ``close()`` removes exactly those."""
+
+    def __init__(self) -> None:
+        self.tag = new_tag()
+        self.netns: list[str] = []
+        self.links: list[str] = []  # root-namespace link names we created
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.workdir = Path(f"/tmp/mcl-cap-{self.tag}")
+
+    # -- creation ---------------------------------------------------------------------
+    def add_ns(self, name: str) -> str:
+        ns = f"mclcap-{self.tag}-{name}"
+        _run(["ip", "netns", "add", ns])
+        self.netns.append(ns)
+        self.ns_exec(ns, ["ip", "link", "set", "lo", "up"])
+        return ns
+
+    def add_link(self, name: str, argv: list[str]) -> None:
+        _run(argv)
+        self.links.append(name)
+
+    def ns_exec(self, ns: str, argv: list[str], check: bool = True) -> str:
+        return _run(["ip", "netns", "exec", ns, *argv], check=check).stdout
+
+    def popen(self, ns: str | None, argv: list[str], env: dict[str, str] | None = None,
+              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+        full = argv if ns is None else ["ip", "netns", "exec", ns, *argv]
+        p = subprocess.Popen(full, stdout=stdout, stderr=stderr,
+                             env={**os.environ, **(env or {})}, start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def cyclone_env(self, multicast: bool) -> dict[str, str]:
+        xml = CYCLONE_XML.format(allow="true" if multicast else "spdp")
+        return {"CYCLONEDDS_URI": xml}
+
+    # -- teardown ---------------------------------------------------------------------
+    def stop(self, p: subprocess.Popen[bytes], sig: int = signal.SIGINT, wait: float = 5.0) -> None:
+        """Signal one recorded process (by its pid) and reap it; SIGKILL if it lingers."""
+        if p.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, sig)
+            try:
+                p.wait(wait)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGKILL)
+                p.wait()
+
+    def close(self) -> None:
+        for p in reversed(self.procs):
+            self.stop(p, signal.SIGTERM, 3.0)
+        for link in reversed(self.links):
+            _run(["ip", "link", "del", link], check=False)
+        for ns in reversed(self.netns):
+            _run(["ip", "netns", "del", ns], check=False)
+        self.procs, self.links, self.netns = [], [], []
+
+    def __enter__(self) -> Lab:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class BridgeLab(Lab):
+    """``hosts`` namespaces, each with eth0 = 10.77.0.(i+1)/24 on one Linux bridge.
+
+    Root-side veth ports are ``p{tag}{i}`` (bridge ports: capture there to see what the
+    bridge delivers to each host). ``snooping`` turns bridge IGMP snooping on with the
+    bridge as querier; off, the bridge floods multicast to every port.
+    """
+
+    def __init__(self, hosts: int = 2, snooping: bool = False) -> None:
+        super().__init__()
+        self.n = hosts
+        self.snooping = snooping
+        self.hosts: list[str] = []
+        self.ports: list[str] = []
+        self.bridge = f"cbr{self.tag}"
+
+    def __enter__(self) -> BridgeLab:
+        super().__enter__()
+        try:
+            snoop = "1" if self.snooping else "0"
+            self.add_link(self.bridge, ["ip", "link", "add", self.bridge, "type", "bridge",
+                                        "mcast_snooping", snoop, "mcast_querier", snoop,
+                                        "mcast_query_interval", "1000",
+                                        "mcast_startup_query_interval", "100"])
+            if self.snooping:
+                _run(["ip", "addr", "add", "10.77.0.254/24", "dev", self.bridge])
+            _run(["ip", "link", "set", self.bridge, "up"])
+            for i in range(self.n):
+                ns = self.add_ns(f"h{i + 1}")
+                port, peer = f"p{self.tag}{i}", f"q{self.tag}{i}"
+                self.add_link(port, ["ip", "link", "add", port, "type", "veth", "peer",
+                                     "name", peer])
+                _run(["ip", "link", "set", peer, "netns", ns])
+                self.ns_exec(ns, ["ip", "link", "set", peer, "name", "eth0"])
+                self.ns_exec(ns, ["ip", "addr", "add", f"10.77.0.{i + 1}/24", "dev", "eth0"])
+                self.ns_exec(ns, ["ip", "link", "set", "eth0", "up"])
+                self.ns_exec(ns, ["ip", "route", "add", "224.0.0.0/4", "dev", "eth0"])
+                _run(["ip", "link", "set", port, "master", self.bridge])
+                _run(["ip", "link", "set", port, "up"])
+                self.hosts.append(ns)
+                self.ports.append(port)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+
+class RoutedLab(Lab):
+    """Two pimd routers r1, r2 (10.78.12.0/24 between them), host a behind r1
+    (10.78.1.0/24) and host b behind r2 (10.78.2.0/24). r1 is the static RP.
+
+        a --- r1 ===== r2 --- b
+    """
+
+    # r2 is BSR and candidate RP: r1 (the source's DR) then sends Registers to r2.
+    PIMD_CONF = {"r1": "", "r2": "bsr-candidate eth2 priority 5\nrp-candidate eth2 time 10 priority 20\n"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = self.r1 = self.r2 = self.b = ""
+
+    def _veth(self, ns1: str, if1: str, ns2: str, if2: str) -> None:
+        t1, t2 = f"v{self.tag}{len(self.links)}a", f"v{self.tag}{len(self.links)}b"
+        self.add_link(t1, ["ip", "link", "add", t1, "type", "veth", "peer", "name", t2])
+        _run(["ip", "link", "set", t1, "netns", ns1])
+        _run(["ip", "link", "set", t2, "netns", ns2])
+        self.ns_exec(ns1, ["ip", "link", "set", t1, "name", if1])
+        self.ns_exec(ns2, ["ip", "link", "set", t2, "name", if2])
+
+    def __enter__(self) -> RoutedLab:
+        super().__enter__()
+        try:
+            self.a, self.r1, self.r2, self.b = (self.add_ns(n) for n in ("a", "r1", "r2", "b"))
+            self._veth(self.a, "eth0", self.r1, "eth1")
+            self._veth(self.r1, "eth2", self.r2, "eth2")
+            self._veth(self.r2, "eth1", self.b, "eth0")
+            addrs = [(self.a, "eth0", "10.78.1.10/24"), (self.r1, "eth1", "10.78.1.1/24"),
+                     (self.r1, "eth2", "10.78.12.1/24"), (self.r2, "eth2", "10.78.12.2/24"),
+                     (self.r2, "eth1", "10.78.2.1/24"), (self.b, "eth0", "10.78.2.10/24")]
+            for ns, ifn, addr in addrs:
+                self.ns_exec(ns, ["ip", "addr", "add", addr, "dev", ifn])
+                self.ns_exec(ns, ["ip", "link", "set", ifn, "up"])
+            self.ns_exec(self.a, ["ip", "route", "add", "default", "via", "10.78.1.1"])
+            self.ns_exec(self.b, ["ip", "route", "add", "default", "via", "10.78.2.1"])
+            self.ns_exec(self.r1, ["ip", "route", "add", "10.78.2.0/24", "via", "10.78.12.2"])
+            self.ns_exec(self.r2, ["ip", "route", "add", "10.78.1.0/24", "via", "10.78.12.1"])
+            for ns in (self.a, self.b):
+                self.ns_exec(ns, ["ip", "route", "add", "224.0.0.0/4", "dev", "eth0"])
+            for r in (self.r1, self.r2):
+                for key in ("net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
+                            "net.ipv4.conf.default.rp_filter=0"):
+                    self.ns_exec(r, ["sysctl", "-qw", key])
+                for ifn in ("eth1", "eth2"):
+                    self.ns_exec(r, ["sysctl", "-qw", f"net.ipv4.conf.{ifn}.rp_filter=0"])
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def start_pimd(self, router: str) -> subprocess.Popen[bytes]:
+        """pimd in the foreground with a private /var/run (unshare -m + bind mount)."""
+        short = router.rsplit("-", 1)[-1]
+        rundir = self.workdir / f"run-{short}"
+        rundir.mkdir(parents=True, exist_ok=True)
+        conf = self.workdir / f"pimd_{short}.conf"
+        conf.write_text(self.PIMD_CONF[short])
+        log = (self.workdir / f"pimd_{short}.log").open("wb")
+        script = (f"mount --make-rprivate / && mount --bind {rundir} /var/run && "
+                  f"exec pimd -f -c {conf}")
+        return self.popen(router, ["unshare", "-m", "sh", "-c", script], stdout=log, stderr=log)

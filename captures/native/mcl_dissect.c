@@ -1,0 +1,852 @@
+/* mcastlab wire dissector: one pass over a memory-mapped pcap/pcapng file.
+ *
+ * Layers: pcap/pcapng records -> link (Ethernet + VLAN, Linux SLL/SLL2, raw IP) ->
+ * IPv4 (fragment reassembly) -> UDP -> RTPS (every submessage, per-submessage endianness)
+ * | IGMP v1/v2/v3 | PIM v2 (Register payloads are dissected again as IPv4).
+ * Every malformed input is counted under a named reason; no input makes it read out of
+ * bounds, loop forever or abort. */
+#define _GNU_SOURCE
+#include "mcl_dissect.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- bad reasons -------------------------------------------------------------------- */
+enum {
+    R_NONE = 0,
+    R_FILE_TRUNCATED,
+    R_PCAPNG_BAD_BLOCK,
+    R_SNAP_CUT,
+    R_UNSUPPORTED_LINKTYPE,
+    R_LINK_TRUNCATED,
+    R_IP_BAD_HEADER,
+    R_IP_TRUNCATED,
+    R_FRAG_BAD,
+    R_FRAG_OVERLAP,
+    R_FRAG_EVICTED,
+    R_FRAG_INCOMPLETE,
+    R_UDP_BAD_LENGTH,
+    R_RTPS_SHORT_HEADER,
+    R_RTPS_BAD_SUBMESSAGE_LENGTH,
+    R_RTPS_SUBMESSAGE_TOO_SHORT,
+    R_RTPS_UNKNOWN_ID,
+    R_RTPS_BAD_INLINE_QOS,
+    R_IGMP_TRUNCATED,
+    R_PIM_TRUNCATED,
+    R_PIM_BAD_VERSION,
+    R_PIM_REGISTER_NESTED,
+    R_COUNT
+};
+
+static const char *reason_names[R_COUNT] = {
+    "none",
+    "file_truncated",
+    "pcapng_bad_block",
+    "snap_cut",
+    "unsupported_linktype",
+    "link_truncated",
+    "ip_bad_header",
+    "ip_truncated",
+    "frag_bad",
+    "frag_overlap",
+    "frag_evicted",
+    "frag_incomplete",
+    "udp_bad_length",
+    "rtps_short_header",
+    "rtps_bad_submessage_length",
+    "rtps_submessage_too_short",
+    "rtps_unknown_id",
+    "rtps_bad_inline_qos",
+    "igmp_truncated",
+    "pim_truncated",
+    "pim_bad_version",
+    "pim_register_nested",
+};
+
+int mcl_abi_version(void) { return MCL_ABI_VERSION; }
+int mcl_reason_count(void) { return R_COUNT; }
+const char *mcl_reason_name(int i) { return (i >= 0 && i < R_COUNT) ? reason_names[i] : "?"; }
+
+size_t mcl_sizeof(int which)
+{
+    switch (which) {
+    case 0: return sizeof(mcl_frame);
+    case 1: return sizeof(mcl_sub);
+    case 2: return sizeof(mcl_ctl);
+    case 3: return sizeof(mcl_topic);
+    case 4: return sizeof(mcl_result);
+    default: return 0;
+    }
+}
+
+/* ---- growable arrays --------------------------------------------------------------- */
+typedef struct { void *p; size_t n, cap, elem; int oom; } vec;
+
+static void *vec_push(vec *v)
+{
+    if (v->n == v->cap) {
+        size_t ncap = v->cap ? v->cap * 2 : 1024;
+        void *np = realloc(v->p, ncap * v->elem);
+        if (!np) { v->oom = 1; return NULL; }
+        v->p = np; v->cap = ncap;
+    }
+    void *e = (char *)v->p + v->n * v->elem;
+    memset(e, 0, v->elem);
+    v->n++;
+    return e;
+}
+
+/* ---- byte helpers ------------------------------------------------------------------ */
+static inline uint16_t be16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static inline uint32_t be32(const uint8_t *p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
+static inline uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t le32(const uint8_t *p) { return p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24); }
+static inline uint16_t rd16(const uint8_t *p, int le) { return le ? le16(p) : be16(p); }
+static inline uint32_t rd32(const uint8_t *p, int le) { return le ? le32(p) : be32(p); }
+static inline int64_t rdsn(const uint8_t *p, int le)
+{   /* SequenceNumber_t = { int32 high; uint32 low } */
+    int32_t hi = (int32_t)rd32(p, le);
+    uint32_t lo = rd32(p + 4, le);
+    return (int64_t)(((uint64_t)(uint32_t)hi << 32) | lo);
+}
+
+/* ---- fragment reassembly ------------------------------------------------------------ */
+#define NSLOTS 256
+#define MAXDGRAM 65535
+#define FRAG_TIMEOUT 30.0
+
+typedef struct {
+    int used;
+    int busy;           /* its buffer is being dissected (a PIM Register inside it) */
+    uint32_t src, dst;
+    uint16_t id;
+    uint8_t proto;
+    uint16_t nfrags;
+    int total;          /* -1 until the last fragment (MF=0) arrived */
+    double first_ts;
+    uint64_t lru;
+    uint8_t *buf;       /* MAXDGRAM bytes */
+    uint8_t bits[MAXDGRAM / 8 / 8 + 1];  /* one bit per 8-byte block */
+} fslot;
+
+/* ---- GUID prefix interning ------------------------------------------------------------ */
+#define PFX_BITS 16
+#define PFX_SIZE (1u << PFX_BITS)
+
+typedef struct {
+    const uint8_t *map; size_t maplen; uint8_t *owned;
+    vec frames, subs, ctls, topics, prefixes;
+    uint64_t bad[R_COUNT];
+    fslot *slots;
+    uint64_t lru_clock;
+    uint32_t *pfx_table;  /* PFX_SIZE entries: index+1, 0 empty */
+    uint32_t linktypes[64]; uint32_t nifaces;
+    int tsresol_ns[64];    /* pcapng: per-interface ts units per second (as power of 10 or 2) */
+    double tsdiv[64];
+    int format;
+    int pcap_le, pcap_ns; uint32_t pcap_linktype;
+    mcl_frame *cur;        /* frame being decoded */
+    uint32_t curidx;
+    int depth;             /* PIM Register nesting */
+} ctx;
+
+static void bad(ctx *c, int reason)
+{
+    c->bad[reason]++;
+    if (c->cur) {
+        c->cur->flags |= MCL_F_BAD;
+        if (!c->cur->bad) c->cur->bad = (uint8_t)reason;
+    }
+}
+
+static uint32_t intern_prefix(ctx *c, const uint8_t *p)
+{
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < 12; i++) h = (h ^ p[i]) * 16777619u;
+    for (uint32_t k = 0; k < PFX_SIZE; k++) {
+        uint32_t s = (h + k) & (PFX_SIZE - 1);
+        uint32_t v = c->pfx_table[s];
+        if (v == 0) {
+            if (c->prefixes.n >= PFX_SIZE / 2) return UINT32_MAX;  /* table full: unknown */
+            uint8_t *e = vec_push(&c->prefixes);
+            if (!e) return UINT32_MAX;
+            memcpy(e, p, 12);
+            c->pfx_table[s] = (uint32_t)c->prefixes.n;
+            return (uint32_t)(c->prefixes.n - 1);
+        }
+        if (memcmp((uint8_t *)c->prefixes.p + (size_t)(v - 1) * 12, p, 12) == 0) return v - 1;
+    }
+    return UINT32_MAX;
+}
+
+/* ---- RTPS ---------------------------------------------------------------------------- */
+static int is_builtin(uint32_t eid) { return eid != 0 && (eid & 0xc0u) == 0xc0u; }
+
+static int known_id(uint8_t id)
+{
+    switch (id) {
+    case 0x01: case 0x06: case 0x07: case 0x08: case 0x09: case 0x0c: case 0x0d: case 0x0e:
+    case 0x0f: case 0x11: case 0x12: case 0x13: case 0x15: case 0x16: case 0x18: case 0x19:
+    case 0x30: case 0x31: case 0x32: case 0x33: case 0x34:
+        return 1;
+    default:
+        return id >= 0x80;
+    }
+}
+
+/* Parse a ParameterList starting at p (len bytes); return the offset just after the
+ * sentinel, or -1 when it runs off the end. */
+static long skip_plist(const uint8_t *p, size_t len, int le)
+{
+    size_t off = 0;
+    for (int guard = 0; guard < 100000; guard++) {
+        if (off + 4 > len) return -1;
+        uint16_t pid = rd16(p + off, le), plen = rd16(p + off + 2, le);
+        off += 4;
+        if (pid == 0x0001) return (long)off;
+        if (off + plen > len) return -1;
+        off += plen;
+    }
+    return -1;
+}
+
+static void copy_cdr_string(char *dst, size_t dstlen, const uint8_t *p, size_t len, int le)
+{
+    dst[0] = 0;
+    if (len < 4) return;
+    uint32_t n = rd32(p, le);
+    if (n == 0 || n > len - 4) return;
+    size_t k = n - 1 < dstlen - 1 ? n - 1 : dstlen - 1;
+    memcpy(dst, p + 4, k);
+    dst[k] = 0;
+    for (size_t i = 0; i < k; i++)
+        if ((unsigned char)dst[i] < 0x20 || (unsigned char)dst[i] > 0x7e) dst[i] = '?';
+}
+
+/* SEDP publication/subscription DATA: endpoint GUID, topic and type names. */
+static void sedp_topic(ctx *c, const uint8_t *p, size_t len, int is_reader)
+{
+    if (len < 4) return;
+    uint16_t scheme = be16(p);
+    if (scheme != 0x0002 && scheme != 0x0003) return;  /* PL_CDR_BE / PL_CDR_LE */
+    int le = scheme == 0x0003;
+    mcl_topic t;
+    memset(&t, 0, sizeof t);
+    int have_guid = 0;
+    size_t off = 4;
+    for (int guard = 0; guard < 10000 && off + 4 <= len; guard++) {
+        uint16_t pid = rd16(p + off, le), plen = rd16(p + off + 2, le);
+        off += 4;
+        if (pid == 0x0001 || off + plen > len) break;
+        const uint8_t *v = p + off;
+        if (pid == 0x0005) copy_cdr_string(t.topic, sizeof t.topic, v, plen, le);
+        else if (pid == 0x0007) copy_cdr_string(t.type, sizeof t.type, v, plen, le);
+        else if (pid == 0x005a && plen >= 16) { memcpy(t.guid, v, 16); have_guid = 1; }
+        off += plen;
+    }
+    if (!have_guid) return;
+    mcl_topic *e = vec_push(&c->topics);
+    if (!e) return;
+    *e = t;
+    e->frame = c->curidx;
+    e->is_reader = (uint8_t)is_reader;
+}
+
+static uint32_t popcount_bitmap(const uint8_t *bm, uint32_t nbits, int le, uint32_t *highest)
+{
+    uint32_t cnt = 0;
+    *highest = UINT32_MAX;
+    for (uint32_t w = 0; w < (nbits + 31) / 32; w++) {
+        uint32_t word = rd32(bm + 4 * w, le);
+        uint32_t valid = nbits - 32 * w >= 32 ? 32 : nbits - 32 * w;
+        if (valid < 32) word &= ~((1u << (32 - valid)) - 1);  /* MSB-first bits */
+        if (word) {
+            cnt += (uint32_t)__builtin_popcount(word);
+            *highest = 32 * w + (31 - (uint32_t)__builtin_ctz(word));
+        }
+    }
+    return cnt;
+}
+
+static void rtps(ctx *c, const uint8_t *p, size_t len)
+{
+    if (len < 20) { bad(c, R_RTPS_SHORT_HEADER); return; }
+    uint32_t src_prefix = intern_prefix(c, p + 8);
+    uint32_t dst_prefix = UINT32_MAX;
+    size_t off = 20;
+    size_t pending_info = c->subs.n;  /* INFO_* rows waiting for a class */
+    c->cur->kind = MCL_K_RTPS;
+    while (off < len) {
+        if (len - off < 4) { bad(c, R_RTPS_BAD_SUBMESSAGE_LENGTH); return; }
+        const uint8_t *sm = p + off;
+        uint8_t id = sm[0], fl = sm[1];
+        int le = fl & 1;
+        uint16_t olen = rd16(sm + 2, le);
+        size_t bodylen;
+        int last = 0;
+        if (olen == 0 && id != 0x01 && id != 0x09) { bodylen = len - off - 4; last = 1; }
+        else bodylen = olen;
+        if (bodylen > len - off - 4) { bad(c, R_RTPS_BAD_SUBMESSAGE_LENGTH); return; }
+        const uint8_t *b = sm + 4;
+        mcl_sub *s = vec_push(&c->subs);
+        if (!s) return;
+        s->frame = c->curidx;
+        s->id = id;
+        s->flags = fl;
+        s->octets = (uint16_t)(bodylen + 4 > 0xffff ? 0xffff : bodylen + 4);
+        s->src_prefix = src_prefix;
+        s->dst_prefix = dst_prefix;
+        int short_ = 0;
+        switch (id) {
+        case 0x06: /* ACKNACK */
+            if (bodylen < 24) { short_ = 1; break; }
+            s->reader_eid = be32(b); s->writer_eid = be32(b + 4);
+            s->seq = rdsn(b + 8, le);
+            s->aux2 = rd32(b + 16, le);
+            if (s->aux2 > 256 || 20 + 4 * (size_t)((s->aux2 + 31) / 32) + 4 > bodylen) { short_ = 1; break; }
+            {
+                uint32_t hi;
+                s->plen = popcount_bitmap(b + 20, s->aux2, le, &hi);
+                s->seq2 = hi == UINT32_MAX ? s->seq - 1 : s->seq + hi;
+                s->aux1 = rd32(b + 20 + 4 * ((s->aux2 + 31) / 32), le);
+            }
+            break;
+        case 0x07: /* HEARTBEAT */
+            if (bodylen < 28) { short_ = 1; break; }
+            s->reader_eid = be32(b); s->writer_eid = be32(b + 4);
+            s->seq = rdsn(b + 8, le); s->seq2 = rdsn(b + 16, le); s->aux1 = rd32(b + 24, le);
+            break;
+        case 0x08: /* GAP */
+            if (bodylen < 28) { short_ = 1; break; }
+            s->reader_eid = be32(b); s->writer_eid = be32(b + 4);
+            s->seq = rdsn(b + 8, le); s->seq2 = rdsn(b + 16, le); s->aux2 = rd32(b + 24, le);
+            if (s->aux2 > 256 || 28 + 4 * (size_t)((s->aux2 + 31) / 32) > bodylen) short_ = 1;
+            break;
+        case 0x09: /* INFO_TS */
+            if (!(fl & 2)) {
+                if (bodylen < 8) { short_ = 1; break; }
+                s->seq = (int64_t)(((uint64_t)rd32(b, le) << 32) | rd32(b + 4, le));
+            }
+            break;
+        case 0x0c: /* INFO_SRC */
+            if (bodylen < 20) { short_ = 1; break; }
+            src_prefix = intern_prefix(c, b + 8);
+            break;
+        case 0x0e: /* INFO_DST */
+            if (bodylen < 12) { short_ = 1; break; }
+            {
+                static const uint8_t zero[12];
+                dst_prefix = memcmp(b, zero, 12) == 0 ? UINT32_MAX : intern_prefix(c, b);
+            }
+            s->dst_prefix = dst_prefix;
+            break;
+        case 0x12: /* NACK_FRAG */
+            if (bodylen < 24) { short_ = 1; break; }
+            s->reader_eid = be32(b); s->writer_eid = be32(b + 4);
+            s->seq = rdsn(b + 8, le); s->aux1 = rd32(b + 16, le); s->aux2 = rd32(b + 20, le);
+            if (s->aux2 > 256 || 24 + 4 * (size_t)((s->aux2 + 31) / 32) > bodylen) { short_ = 1; break; }
+            {
+                uint32_t hi;
+                s->plen = popcount_bitmap(b + 24, s->aux2, le, &hi);
+            }
+            break;
+        case 0x13: /* HEARTBEAT_FRAG */
+            if (bodylen < 24) { short_ = 1; break; }
+            s->reader_eid = be32(b); s->writer_eid = be32(b + 4);
+            s->seq = rdsn(b + 8, le); s->aux1 = rd32(b + 16, le); s->aux2 = rd32(b + 20, le);
+            break;
+        case 0x15: /* DATA */
+        case 0x16: /* DATA_FRAG */
+        {
+            size_t fixed = id == 0x15 ? 20 : 32;
+            if (bodylen < fixed) { short_ = 1; break; }
+            uint16_t to_qos = rd16(b + 2, le);
+            s->reader_eid = be32(b + 4); s->writer_eid = be32(b + 8);
+            s->seq = rdsn(b + 12, le);
+            if (id == 0x16) {
+                s->aux1 = rd32(b + 20, le);
+                s->aux2 = rd16(b + 24, le);
+                s->seq2 = rd32(b + 28, le);
+            }
+            size_t pay = 4 + (size_t)to_qos;
+            if (pay > bodylen) { bad(c, R_RTPS_BAD_INLINE_QOS); break; }
+            if (fl & 2) {  /* Q: inline QoS parameter list */
+                long k = skip_plist(b + pay, bodylen - pay, le);
+                if (k < 0) { bad(c, R_RTPS_BAD_INLINE_QOS); break; }
+                pay += (size_t)k;
+            }
+            int has_payload = id == 0x16 || (fl & 0x0c);
+            if (has_payload) {
+                s->plen = (uint32_t)(bodylen - pay);
+                if (id == 0x15 && (s->writer_eid == 0x000003c2u || s->writer_eid == 0x000004c2u))
+                    sedp_topic(c, b + pay, bodylen - pay, s->writer_eid == 0x000004c2u);
+            }
+            break;
+        }
+        default:
+            if (!known_id(id)) bad(c, R_RTPS_UNKNOWN_ID);
+            break;
+        }
+        if (short_) bad(c, R_RTPS_SUBMESSAGE_TOO_SHORT);
+        if (s->writer_eid || s->reader_eid) {
+            uint8_t cls = (is_builtin(s->writer_eid) || is_builtin(s->reader_eid)) ? MCL_C_DISCOVERY : MCL_C_USER;
+            s->cls = cls;
+            mcl_sub *all = c->subs.p;
+            for (size_t i = pending_info; i + 1 < c->subs.n; i++) all[i].cls = cls;
+            pending_info = c->subs.n;
+        }
+        if (last) break;
+        off += 4 + bodylen;
+    }
+}
+
+/* ---- IGMP / PIM ------------------------------------------------------------------------ */
+static mcl_ctl *ctl_row(ctx *c, uint8_t proto, uint8_t type)
+{
+    mcl_ctl *e = vec_push(&c->ctls);
+    if (e) { e->frame = c->curidx; e->proto = proto; e->type = type; }
+    return e;
+}
+
+static void igmp(ctx *c, const uint8_t *p, size_t len)
+{
+    c->cur->kind = MCL_K_IGMP;
+    if (len < 8) { bad(c, R_IGMP_TRUNCATED); return; }
+    uint8_t type = p[0];
+    mcl_ctl *m = ctl_row(c, 2, type);
+    if (!m) return;
+    switch (type) {
+    case 0x11:
+        m->version = len >= 12 ? 3 : (p[1] == 0 ? 1 : 2);
+        m->group = be32(p + 4);
+        break;
+    case 0x12: m->version = 1; m->group = be32(p + 4); break;
+    case 0x16: m->version = 2; m->group = be32(p + 4); break;
+    case 0x17: m->version = 2; m->group = be32(p + 4); break;
+    case 0x22: {
+        m->version = 3;
+        uint16_t n = be16(p + 6);
+        m->nrec = n;
+        size_t off = 8;
+        for (uint16_t i = 0; i < n; i++) {
+            if (off + 8 > len) { bad(c, R_IGMP_TRUNCATED); return; }
+            mcl_ctl *r = ctl_row(c, 2, type);
+            if (!r) return;
+            r->version = 3; r->rec = 1; r->rtype = p[off];
+            r->group = be32(p + off + 4);
+            r->nrec = be16(p + off + 2);  /* number of sources */
+            off += 8 + 4 * (size_t)be16(p + off + 2) + 4 * (size_t)p[off + 1];
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+static void ipv4(ctx *c, const uint8_t *p, size_t len, int snapcut);
+
+static void pim(ctx *c, const uint8_t *p, size_t len, int snapcut)
+{
+    c->cur->kind = MCL_K_PIM;
+    if (len < 4) { bad(c, R_PIM_TRUNCATED); return; }
+    uint8_t ver = p[0] >> 4, type = p[0] & 0x0f;
+    if (ver != 2) { bad(c, R_PIM_BAD_VERSION); return; }
+    mcl_ctl *m = ctl_row(c, 103, type);
+    if (!m) return;
+    m->version = 2;
+    switch (type) {
+    case 1: /* Register: 4 bytes of flags, then the inner IPv4 packet (unless Null-Register) */
+        if (len < 8) { bad(c, R_PIM_TRUNCATED); return; }
+        if (len >= 8 + 20 && (p[8] >> 4) == 4) {
+            m->src = be32(p + 8 + 12);
+            m->group = be32(p + 8 + 16);
+            if (!(be32(p + 4) & 0x40000000u)) {  /* N bit clear: real data */
+                if (c->depth > 0) { bad(c, R_PIM_REGISTER_NESTED); return; }
+                c->depth++;
+                uint32_t osrc = c->cur->src, odst = c->cur->dst;
+                uint8_t oproto = c->cur->proto;
+                ipv4(c, p + 8, len - 8, snapcut);
+                c->cur->flags |= MCL_F_PIMREG;
+                c->cur->kind = MCL_K_PIM;
+                c->cur->src = osrc; c->cur->dst = odst; c->cur->proto = oproto;
+                c->depth--;
+            }
+        }
+        break;
+    case 2: /* Register-Stop: encoded group (8) + encoded source (6) */
+    case 5: /* Assert: encoded group, encoded source, ... */
+        if (len < 4 + 8) { bad(c, R_PIM_TRUNCATED); return; }
+        m->group = be32(p + 8);
+        break;
+    case 3: /* Join/Prune */
+    {
+        if (len < 4 + 6 + 4) { bad(c, R_PIM_TRUNCATED); return; }
+        uint8_t ngroups = p[4 + 6 + 1];
+        m->nrec = ngroups;
+        size_t off = 4 + 6 + 4;
+        for (int g = 0; g < ngroups; g++) {
+            if (off + 12 > len) { bad(c, R_PIM_TRUNCATED); return; }
+            uint32_t grp = be32(p + off + 4);
+            uint16_t nj = be16(p + off + 8), np = be16(p + off + 10);
+            mcl_ctl *r = ctl_row(c, 103, type);
+            if (!r) return;
+            r->version = 2; r->rec = 1; r->group = grp;
+            r->rtype = (uint8_t)((nj ? 1 : 0) | (np ? 2 : 0));
+            if (g == 0) m->group = grp;
+            off += 12 + 8 * ((size_t)nj + np);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+/* ---- UDP ------------------------------------------------------------------------------- */
+static void udp(ctx *c, const uint8_t *p, size_t len)
+{
+    if (len < 8) { bad(c, R_UDP_BAD_LENGTH); return; }
+    uint16_t ulen = be16(p + 4);
+    if (ulen < 8 || ulen > len) { bad(c, R_UDP_BAD_LENGTH); return; }
+    c->cur->sport = be16(p);
+    c->cur->dport = be16(p + 2);
+    c->cur->l4len = ulen - 8u;
+    c->cur->kind = MCL_K_UDP;
+    const uint8_t *pl = p + 8;
+    size_t plen = ulen - 8u;
+    if (plen >= 4 && memcmp(pl, "RTPS", 4) == 0) rtps(c, pl, plen);
+}
+
+static void l4(ctx *c, uint8_t proto, const uint8_t *p, size_t len, int snapcut)
+{
+    switch (proto) {
+    case 17: udp(c, p, len); break;
+    case 2: igmp(c, p, len); break;
+    case 103: pim(c, p, len, snapcut); break;
+    default: break;
+    }
+}
+
+/* ---- IPv4 with reassembly -------------------------------------------------------------- */
+static fslot *slot_find(ctx *c, uint32_t src, uint32_t dst, uint16_t id, uint8_t proto, double ts)
+{
+    fslot *free_ = NULL, *oldest = NULL;
+    for (int i = 0; i < NSLOTS; i++) {
+        fslot *s = &c->slots[i];
+        if (s->busy) continue;
+        if (s->used && ts - s->first_ts > FRAG_TIMEOUT) {  /* stale: never completed */
+            bad(c, R_FRAG_INCOMPLETE);
+            s->used = 0;
+        }
+        if (!s->used) { if (!free_) free_ = s; continue; }
+        if (s->src == src && s->dst == dst && s->id == id && s->proto == proto) return s;
+        if (!oldest || s->lru < oldest->lru) oldest = s;
+    }
+    fslot *s = free_;
+    if (!s) {
+        if (!oldest) return NULL;  /* every slot busy: cannot happen at nesting depth 1 */
+        bad(c, R_FRAG_EVICTED);
+        s = oldest;
+    }
+    if (!s->buf) {
+        s->buf = malloc(MAXDGRAM + 16);
+        if (!s->buf) return NULL;
+    }
+    s->used = 1; s->src = src; s->dst = dst; s->id = id; s->proto = proto;
+    s->nfrags = 0; s->total = -1; s->first_ts = ts;
+    memset(s->bits, 0, sizeof s->bits);
+    return s;
+}
+
+static void ipv4(ctx *c, const uint8_t *p, size_t len, int snapcut)
+{
+    if (len < 20 || (p[0] >> 4) != 4) { bad(c, snapcut ? R_SNAP_CUT : R_IP_BAD_HEADER); return; }
+    size_t ihl = (size_t)(p[0] & 0x0f) * 4;
+    size_t tot = be16(p + 2);
+    if (ihl < 20 || tot < ihl) { bad(c, R_IP_BAD_HEADER); return; }
+    mcl_frame *f = c->cur;
+    if (c->depth == 0) {
+        f->flags |= MCL_F_IPV4;
+        f->src = be32(p + 12);
+        f->dst = be32(p + 16);
+        f->proto = p[9];
+        f->ipid = be16(p + 4);
+        if ((f->dst >> 28) == 0xe) f->flags |= MCL_F_MCAST;
+    }
+    if (tot > len) { bad(c, snapcut ? R_SNAP_CUT : R_IP_TRUNCATED); return; }
+    uint16_t fo = be16(p + 6);
+    size_t off8 = fo & 0x1fff;
+    int mf = (fo & 0x2000) != 0;
+    const uint8_t *pl = p + ihl;
+    size_t plen = tot - ihl;
+    if (!mf && off8 == 0) { l4(c, p[9], pl, plen, snapcut); return; }
+    /* fragment */
+    if (c->depth == 0) f->flags |= MCL_F_FRAG;
+    size_t start = off8 * 8;
+    if ((mf && (plen % 8 != 0 || plen == 0)) || start + plen > MAXDGRAM) { bad(c, R_FRAG_BAD); return; }
+    fslot *s = slot_find(c, be32(p + 12), be32(p + 16), be16(p + 4), p[9], f->ts);
+    if (!s) return;
+    s->lru = ++c->lru_clock;
+    int overlap = 0;
+    size_t b0 = start / 8, b1 = (start + plen + 7) / 8;
+    for (size_t k = b0; k < b1; k++) {
+        if (s->bits[k >> 3] & (1u << (k & 7))) overlap = 1;
+        s->bits[k >> 3] |= (uint8_t)(1u << (k & 7));
+    }
+    if (overlap) bad(c, R_FRAG_OVERLAP);
+    memcpy(s->buf + start, pl, plen);
+    s->nfrags++;
+    if (!mf) s->total = (int)(start + plen);
+    if (s->total < 0) return;
+    size_t nb = ((size_t)s->total + 7) / 8;
+    for (size_t k = 0; k < nb; k++)
+        if (!(s->bits[k >> 3] & (1u << (k & 7)))) return;
+    /* complete */
+    if (c->depth == 0) { f->flags |= MCL_F_REASM; f->nfrags = s->nfrags; }
+    s->busy = 1;
+    l4(c, s->proto, s->buf, (size_t)s->total, snapcut);
+    s->busy = 0;
+    s->used = 0;
+}
+
+/* ---- link layer ------------------------------------------------------------------------- */
+static void frame(ctx *c, uint32_t linktype, const uint8_t *p, size_t caplen, size_t wirelen,
+                  double ts, uint32_t ifindex)
+{
+    mcl_frame *f = vec_push(&c->frames);
+    if (!f) return;
+    c->cur = f;
+    c->curidx = (uint32_t)(c->frames.n - 1);
+    f->ts = ts;
+    f->caplen = (uint32_t)caplen;
+    f->wirelen = (uint32_t)wirelen;
+    f->ifindex = ifindex;
+    f->kind = MCL_K_NONIP;
+    int snapcut = caplen < wirelen;
+    if (snapcut) { f->flags |= MCL_F_SNAPCUT; }
+    uint16_t etype;
+    size_t off;
+    switch (linktype) {
+    case 1: /* Ethernet */
+        if (caplen < 14) { bad(c, snapcut ? R_SNAP_CUT : R_LINK_TRUNCATED); goto out; }
+        etype = be16(p + 12); off = 14;
+        for (int k = 0; k < 2 && (etype == 0x8100 || etype == 0x88a8); k++) {
+            if (caplen < off + 4) { bad(c, R_LINK_TRUNCATED); goto out; }
+            etype = be16(p + off + 2); off += 4;
+        }
+        break;
+    case 113: /* Linux cooked v1 */
+        if (caplen < 16) { bad(c, snapcut ? R_SNAP_CUT : R_LINK_TRUNCATED); goto out; }
+        etype = be16(p + 14); off = 16;
+        break;
+    case 276: /* Linux cooked v2 */
+        if (caplen < 20) { bad(c, snapcut ? R_SNAP_CUT : R_LINK_TRUNCATED); goto out; }
+        etype = be16(p); off = 20;
+        break;
+    case 101: case 12: case 228: /* raw IPv4 */
+        etype = 0x0800; off = 0;
+        break;
+    default:
+        bad(c, R_UNSUPPORTED_LINKTYPE);
+        goto out;
+    }
+    if (etype == 0x0800) {
+        f->kind = MCL_K_OTHER;
+        ipv4(c, p + off, caplen - off, snapcut);
+    }
+out:
+    c->cur = NULL;
+}
+
+/* ---- file formats ----------------------------------------------------------------------- */
+static int parse_pcap(ctx *c)
+{
+    const uint8_t *m = c->map;
+    size_t n = c->maplen, off = 24;
+    uint32_t magic = le32(m);
+    int le = magic == 0xa1b2c3d4u || magic == 0xa1b23c4du;
+    int ns = magic == 0xa1b23c4du || magic == 0x4d3cb2a1u;
+    uint32_t lt = rd32(m + 20, le) & 0x0fffffffu;
+    c->pcap_linktype = lt;
+    c->linktypes[0] = lt; c->nifaces = 1;
+    double div = ns ? 1e9 : 1e6;
+    while (off < n) {
+        if (n - off < 16) { c->bad[R_FILE_TRUNCATED]++; break; }
+        uint32_t sec = rd32(m + off, le), frac = rd32(m + off + 4, le);
+        uint32_t incl = rd32(m + off + 8, le), orig = rd32(m + off + 12, le);
+        off += 16;
+        if (incl > n - off) {
+            c->bad[R_FILE_TRUNCATED]++;
+            break;
+        }
+        if (incl > 262144 * 4) { c->bad[R_FILE_TRUNCATED]++; break; }  /* garbage header */
+        frame(c, lt, m + off, incl, orig < incl ? incl : orig, sec + frac / div, 0);
+        off += incl;
+        if (c->frames.oom || c->subs.oom || c->ctls.oom) return -1;
+    }
+    return 0;
+}
+
+static int parse_pcapng(ctx *c)
+{
+    const uint8_t *m = c->map;
+    size_t n = c->maplen, off = 0;
+    int le = 1;
+    while (off < n) {
+        if (n - off < 12) { c->bad[R_FILE_TRUNCATED]++; break; }
+        uint32_t btype_le = le32(m + off);
+        if (btype_le == 0x0a0d0d0au) {  /* SHB: byte order magic decides endianness */
+            uint32_t bom = le32(m + off + 8);
+            if (bom == 0x1a2b3c4du) le = 1;
+            else if (bom == 0x4d3c2b1au) le = 0;
+            else { c->bad[R_PCAPNG_BAD_BLOCK]++; break; }
+            c->nifaces = 0;
+        }
+        uint32_t btype = rd32(m + off, le), blen = rd32(m + off + 4, le);
+        if (blen < 12 || blen % 4 != 0) { c->bad[R_PCAPNG_BAD_BLOCK]++; break; }
+        if (blen > n - off) { c->bad[R_FILE_TRUNCATED]++; break; }
+        const uint8_t *b = m + off + 8;
+        size_t bl = blen - 12;
+        if (btype == 1) { /* IDB */
+            if (bl >= 8 && c->nifaces < 64) {
+                uint32_t i = c->nifaces++;
+                c->linktypes[i] = rd16(b, le);
+                c->tsdiv[i] = 1e6;
+                size_t o = 8;  /* options */
+                while (o + 4 <= bl) {
+                    uint16_t code = rd16(b + o, le), olen = rd16(b + o + 2, le);
+                    if (code == 0 || o + 4 + olen > bl) break;
+                    if (code == 9 && olen >= 1) {
+                        uint8_t r = b[o + 4];
+                        double d = 1;
+                        for (int k = 0; k < (r & 0x7f) && k < 64; k++) d *= (r & 0x80) ? 2 : 10;
+                        c->tsdiv[i] = d;
+                    }
+                    o += 4 + (((size_t)olen + 3) & ~(size_t)3);
+                }
+            }
+        } else if (btype == 6) { /* EPB */
+            if (bl < 20) { c->bad[R_PCAPNG_BAD_BLOCK]++; }
+            else {
+                uint32_t ifc = rd32(b, le);
+                uint64_t t = ((uint64_t)rd32(b + 4, le) << 32) | rd32(b + 8, le);
+                uint32_t incl = rd32(b + 12, le), orig = rd32(b + 16, le);
+                if (incl > bl - 20) { c->bad[R_PCAPNG_BAD_BLOCK]++; }
+                else if (ifc >= c->nifaces) { c->bad[R_PCAPNG_BAD_BLOCK]++; }
+                else frame(c, c->linktypes[ifc], b + 20, incl, orig < incl ? incl : orig,
+                           (double)t / c->tsdiv[ifc], ifc);
+            }
+        } else if (btype == 3) { /* SPB */
+            if (bl >= 4 && c->nifaces > 0) {
+                uint32_t orig = rd32(b, le);
+                size_t incl = orig < bl - 4 ? orig : bl - 4;
+                frame(c, c->linktypes[0], b + 4, incl, orig, 0.0, 0);
+            }
+        }
+        off += blen;
+        if (c->frames.oom || c->subs.oom || c->ctls.oom) return -1;
+    }
+    c->pcap_linktype = c->nifaces ? c->linktypes[0] : 0;
+    return 0;
+}
+
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int run(ctx *c, mcl_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    c->frames.elem = sizeof(mcl_frame);
+    c->subs.elem = sizeof(mcl_sub);
+    c->ctls.elem = sizeof(mcl_ctl);
+    c->topics.elem = sizeof(mcl_topic);
+    c->prefixes.elem = 12;
+    int rc = 0;
+    if (c->maplen < 24 && !(c->maplen >= 12 && le32(c->map) == 0x0a0d0d0au)) {
+        errf(err, errlen, "not a pcap or pcapng file (%zu bytes, too short for a header)", c->maplen);
+        return -1;
+    }
+    uint32_t magic = le32(c->map);
+    c->slots = calloc(NSLOTS, sizeof(fslot));
+    c->pfx_table = calloc(PFX_SIZE, sizeof(uint32_t));
+    if (!c->slots || !c->pfx_table) { errf(err, errlen, "out of memory"); rc = -1; goto done; }
+    if (magic == 0xa1b2c3d4u || magic == 0xd4c3b2a1u || magic == 0xa1b23c4du || magic == 0x4d3cb2a1u) {
+        c->format = 1;
+        rc = parse_pcap(c);
+    } else if (magic == 0x0a0d0d0au) {
+        c->format = 2;
+        rc = parse_pcapng(c);
+    } else {
+        errf(err, errlen, "not a pcap or pcapng file (magic 0x%08x; allowed: pcap, pcap-ns, pcapng)", magic);
+        rc = -1;
+        goto done;
+    }
+    if (rc) errf(err, errlen, "out of memory while dissecting");
+    for (int i = 0; i < NSLOTS; i++)
+        if (c->slots[i].used) c->bad[R_FRAG_INCOMPLETE]++;
+done:
+    if (c->slots) for (int i = 0; i < NSLOTS; i++) free(c->slots[i].buf);
+    free(c->slots);
+    free(c->pfx_table);
+    out->frames = c->frames.p; out->nframes = c->frames.n;
+    out->subs = c->subs.p; out->nsubs = c->subs.n;
+    out->ctls = c->ctls.p; out->nctls = c->ctls.n;
+    out->topics = c->topics.p; out->ntopics = c->topics.n;
+    out->prefixes = c->prefixes.p; out->nprefixes = c->prefixes.n;
+    out->bad = calloc(R_COUNT, sizeof(uint64_t));
+    if (out->bad) memcpy(out->bad, c->bad, sizeof c->bad);
+    out->linktype = c->pcap_linktype;
+    out->format = (uint32_t)c->format;
+    if (rc) { mcl_free(out); }
+    return rc;
+}
+
+int mcl_dissect_buffer(const uint8_t *buf, size_t len, mcl_result *out, char *err, size_t errlen)
+{
+    ctx *c = calloc(1, sizeof(ctx));
+    if (!c) { errf(err, errlen, "out of memory"); return -1; }
+    c->map = buf; c->maplen = len;
+    int rc = run(c, out, err, errlen);
+    free(c);
+    return rc;
+}
+
+int mcl_dissect_file(const char *path, mcl_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) { errf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+    struct stat st;
+    if (fstat(fd, &st) != 0) { errf(err, errlen, "%s: %s", path, strerror(errno)); close(fd); return -1; }
+    if (!S_ISREG(st.st_mode)) { errf(err, errlen, "%s: not a regular file", path); close(fd); return -1; }
+    size_t len = (size_t)st.st_size;
+    if (len == 0) { errf(err, errlen, "%s: empty file, not a pcap or pcapng capture", path); close(fd); return -1; }
+    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) { errf(err, errlen, "%s: mmap: %s", path, strerror(errno)); return -1; }
+    madvise(m, len, MADV_SEQUENTIAL);
+    char e2[256] = "";
+    int rc = mcl_dissect_buffer(m, len, out, e2, sizeof e2);
+    if (rc) errf(err, errlen, "%s: %s", path, e2);
+    munmap(m, len);
+    return rc;
+}
+
+void mcl_free(mcl_result *r)
+{
+    if (!r) return;
+    free(r->frames); free(r->subs); free(r->ctls); free(r->topics); free(r->prefixes); free(r->bad);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,93 @@
+"""Expansion of a scenario's matrix into run configurations with stable ids.
+
+A run id names every axis that varies plus the participants, mode and repetition, e.g.
+``lan-rel-100B-3x3-multicast-r1``; its ``group`` is the same without counts, mode and
+repetition (``lan-rel-100B``), so unicast and multicast runs of one matrix point share a
+group (docs/contracts.md §3).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from experiments import placement as placement_mod
+from experiments.scenario import Scenario
+
+
+def _size(n: int) -> str:
+    for unit, f in (("MB", 2**20), ("KB", 2**10)):
+        if n >= f and n % f == 0:
+            return f"{n // f}{unit}"
+    return f"{n}B"
+
+
+def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
+           ) -> list[dict[str, Any]]:
+    """Every run of the campaign, in execution order, as its ``config.json`` dict.
+
+    ``hosts``: the host names of each topology variant (``{"": [...]}`` without variants).
+    """
+    m = sc.matrix
+    variants = placement_mod.variants(sc)
+    topo_params = sc.topology.resolved()
+    runs: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    axes = itertools.product(
+        topo_params.items(), variants.items(), m.tests, m.reliability, m.data_len, m.latency_count,
+        m.count_pairs(), m.modes, m.discovery, range(1, m.repetitions + 1),
+    )
+    for point in axes:
+        (tname, tparams), (pname, pl), test, rel, dlen, lcount, (pubs, subs) = point[:7]
+        mode, disc, rep = point[7:]
+        if test == "latency":
+            lcount = 1  # -latencyTest: every sample is a round trip
+        if mode == "multicast":
+            disc = "spdp-multicast"  # multicast data implies multicast discovery
+        parts = [sc.topology.name, "rel" if rel == "reliable" else "be", _size(dlen)]
+        if test == "latency":
+            parts.insert(1, "rtt")
+        if len(m.latency_count) > 1:
+            parts.append(f"lc{lcount}")
+        if tname:
+            parts.append(tname)
+        if pname:
+            parts.append(pname)
+        group = "-".join(parts)
+        mode_tag = mode if disc == "spdp-multicast" else f"{mode}-peers"
+        run_id = f"{group}-{pubs}x{subs}-{mode_tag}-r{rep}"
+        if run_id in seen:
+            continue
+        seen.add(run_id)
+        runs.append(
+            {
+                "run_id": run_id,
+                "campaign": sc.campaign.name,
+                "scenario": scenario_path,
+                "group": group,
+                "mode": mode,
+                "discovery": disc,
+                "publishers": pubs,
+                "subscribers": subs,
+                "reliable": rel == "reliable",
+                "data_len": dlen,
+                "latency_count": lcount,
+                "execution_time": m.execution_time,
+                "num_iter": m.iterations(test),
+                "test": test,
+                "warmup_samples": m.warmup_samples,
+                "repetition": rep,
+                "agent": sc.agent.kind,
+                "domain": sc.agent.domain,
+                "agent_extra_args": list(sc.agent.extra_args),
+                "topology": sc.topology.name,
+                "topology_params": tparams,
+                "topology_variant": tname,
+                "placement_variant": pname,
+                "placement": placement_mod.place(pl, hosts[tname], pubs, subs),
+                "timing": sc.timing.model_dump(),
+                "capture": sc.capture.model_dump(),
+                "resources": sc.resources,
+            }
+        )
+    return runs

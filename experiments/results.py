@@ -1,0 +1,176 @@
+"""A campaign's directory (docs/contracts.md §3): atomic writes, manifests, the index.
+
+Every file is written to a temporary name in the same directory and renamed, so a
+reader (or a resumed campaign) never sees half a file. A run is complete when its
+``manifest.json`` says so *and* every file it lists still has the recorded sha256.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "manifest.json"
+INDEX = "campaign.json"
+STATUSES = ("complete", "incomplete", "failed")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    text = json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n"
+    atomic_write_bytes(path, text.encode())
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def checksums(run_dir: Path) -> dict[str, str]:
+    """sha256 of every file under ``run_dir`` except the manifest and temporaries."""
+    out: dict[str, str] = {}
+    for p in sorted(run_dir.rglob("*")):
+        if not p.is_file() or p.name == MANIFEST or p.name.endswith(".tmp"):
+            continue
+        out[p.relative_to(run_dir).as_posix()] = sha256_file(p)
+    return out
+
+
+def verify(run_dir: Path) -> tuple[bool, str]:
+    """Is ``run_dir`` a complete run whose files match their recorded checksums?"""
+    man = read_json(run_dir / MANIFEST)
+    if not isinstance(man, dict):
+        return False, "no manifest"
+    if man.get("status") != "complete":
+        return False, f"manifest status {man.get('status')!r}"
+    recorded = man.get("files") or {}
+    for rel, digest in recorded.items():
+        p = run_dir / rel
+        if not p.is_file():
+            return False, f"{rel} is missing"
+        if sha256_file(p) != digest:
+            return False, f"{rel} changed since the run (sha256 mismatch)"
+    return True, "complete"
+
+
+def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Write the manifest last, with the checksums of everything else in the run."""
+    manifest = dict(manifest)
+    manifest["files"] = checksums(run_dir)
+    atomic_write_json(run_dir / MANIFEST, manifest)
+    return manifest
+
+
+def run_status(run_dir: Path) -> str:
+    man = read_json(run_dir / MANIFEST)
+    if isinstance(man, dict) and man.get("status") in STATUSES:
+        return str(man["status"])
+    return "incomplete"
+
+
+class CampaignIndex:
+    """``campaign.json``: every run of the campaign with its status, attempts and reason."""
+
+    def __init__(self, root: Path, campaign: str, scenario: str) -> None:
+        self.root = root
+        self.path = root / INDEX
+        old = read_json(self.path) or {}
+        prev = {r["id"]: r for r in old.get("runs", []) if isinstance(r, dict) and "id" in r}
+        self.data: dict[str, Any] = {"campaign": campaign, "scenario": scenario, "runs": []}
+        self._prev = prev
+
+    def set_runs(self, configs: list[dict[str, Any]]) -> None:
+        runs = []
+        for cfg in configs:
+            rid = cfg["run_id"]
+            prev = self._prev.get(rid, {})
+            status = run_status(self.root / rid) if (self.root / rid).is_dir() else "incomplete"
+            runs.append(
+                {
+                    "id": rid,
+                    "status": status,
+                    "attempts": int(prev.get("attempts", 0)),
+                    "reason": prev.get("reason", "") if status != "complete" else "",
+                    "config": cfg,
+                }
+            )
+        self.data["runs"] = runs
+        self.save()
+
+    def get(self, rid: str) -> dict[str, Any]:
+        for r in self.data["runs"]:
+            if r["id"] == rid:
+                return r
+        raise KeyError(rid)
+
+    def update(self, rid: str, **fields: Any) -> None:
+        self.get(rid).update(fields)
+        self.save()
+
+    def save(self) -> None:
+        atomic_write_json(self.path, self.data)
+
+
+def campaign_status(root: Path) -> dict[str, Any]:
+    """Summary for ``mcastlab status``: the index, with each status re-read from disk."""
+    idx = read_json(root / INDEX)
+    if not isinstance(idx, dict):
+        raise FileNotFoundError(f"{root}: no {INDEX} (not a campaign directory)")
+    runs = []
+    for r in idx.get("runs", []):
+        rid = r["id"]
+        rd = root / rid
+        status = r.get("status", "incomplete")
+        if (rd / MANIFEST).exists():
+            man = read_json(rd / MANIFEST) or {}
+            status = man.get("status", status)
+            if status == "complete":
+                ok, why = verify(rd)
+                if not ok:
+                    status, r = "incomplete", {**r, "reason": why}
+        elif status == "complete":
+            status = "incomplete"
+        man = read_json(rd / MANIFEST) or {}
+        runs.append(
+            {
+                "id": rid,
+                "status": status,
+                "attempts": r.get("attempts", 0),
+                "reason": r.get("reason", ""),
+                "group": r.get("config", {}).get("group"),
+                "mode": r.get("config", {}).get("mode"),
+                "publishers": r.get("config", {}).get("publishers"),
+                "subscribers": r.get("config", {}).get("subscribers"),
+                "duration_s": man.get("duration_s"),
+            }
+        )
+    return {"campaign": idx.get("campaign"), "scenario": idx.get("scenario"), "runs": runs}

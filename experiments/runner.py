@@ -1,0 +1,373 @@
+"""The campaign runner: every run of a scenario's matrix, with resume, retry and provenance.
+
+For each run: build the network, wait for convergence, start captures, start every agent
+with its placement and ids, wait for them (per-run timeout) while sampling CPU and RSS,
+stop captures, tear down, parse the outputs into tables, write the manifest last.
+
+A run is prepared in ``<campaign>/.<run-id>.partial/`` and renamed to ``<run-id>/`` once
+its manifest is written, so a run directory is either whole or absent. Ctrl-C (or
+SIGTERM) tears the network down, keeps finished runs and records the current one as
+incomplete; a later ``mcastlab run`` into the same directory skips complete runs whose
+files still match their checksums and redoes the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import importlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from experiments import agents as agents_mod
+from experiments import matrix, provenance, results, tables
+from experiments.progress import Progress
+from experiments.resources import ResourceSampler
+from experiments.scenario import Scenario, validate
+
+# Time a run needs besides its execution time, used for the ETA only (build, discovery,
+# teardown); refined from the runs that finished.
+OVERHEAD_S = 6.0
+
+
+class RunFailed(Exception):
+    """A run that did not produce usable results; the message is the recorded reason."""
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _tail(path: Path, n: int = 300) -> str:
+    try:
+        data = path.read_bytes()[-n:]
+    except OSError:
+        return ""
+    return data.decode(errors="replace").strip().replace("\n", " | ")
+
+
+def _optional(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.startswith(exc.name):
+            return None
+        raise
+
+
+class _Interrupted(BaseException):
+    pass
+
+
+def expected_duration(cfg: dict[str, Any]) -> float:
+    base = cfg["execution_time"] or 30.0
+    return base + OVERHEAD_S + 0.3 * (cfg["publishers"] + cfg["subscribers"])
+
+
+class CampaignRunner:
+    def __init__(self, scenario_path: Path, results_dir: Path | None = None, *,
+                 progress: bool = True, only: list[str] | None = None,
+                 quick: bool = False) -> None:
+        self.scenario_path = Path(scenario_path)
+        self.sc: Scenario
+        self.sc, self.specs = validate(self.scenario_path, quick=quick)
+        import topologies
+
+        self.hosts = {v: list(topologies.host_names(s)) for v, s in self.specs.items()}
+        self.root = Path(results_dir or Path("results") / self.sc.campaign.name)
+        self.runs = matrix.expand(self.sc, self.hosts, str(self.scenario_path))
+        self.all_runs = list(self.runs)
+        if only:
+            self.runs = [r for r in self.runs if r["run_id"] in only]
+        self.show_progress = progress
+        self._interrupted = False
+
+    # ---- campaign --------------------------------------------------------------------
+    def run(self) -> int:
+        """Run every run not complete yet. Exit status: 0 all complete, 1 some failed,
+        130 interrupted."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        lock = (self.root / ".lock").open("w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SystemExit(f"{self.root}: another mcastlab run is writing this campaign"
+                             ) from None
+        index = results.CampaignIndex(self.root, self.sc.campaign.name, str(self.scenario_path))
+        index.set_runs(self.all_runs)
+        prev_int, prev_term = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+
+        def on_signal(signum: int, frame: Any) -> None:
+            # Only the first signal interrupts; later ones must not cut the teardown short.
+            if self._interrupted:
+                print("mcastlab run: stopping, tearing the network down...", flush=True)
+                return
+            self._interrupted = True
+            raise _Interrupted(signal.Signals(signum).name)
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+        failed = 0
+        expected = [expected_duration(c) for c in self.runs]
+        try:
+            with Progress(len(self.runs), expected, enabled=self.show_progress) as prog:
+                for i, cfg in enumerate(self.runs):
+                    rid = cfg["run_id"]
+                    prog.start_run(i, rid)
+                    ok, _why = results.verify(self.root / rid)
+                    if ok:
+                        index.update(rid, status="complete", reason="")
+                        prog.end_run("complete (kept from an earlier invocation)", counted=False)
+                        continue
+                    status = self._run_with_retries(cfg, index, prog)
+                    failed += status == "failed"
+        except _Interrupted as exc:
+            print(f"mcastlab run: interrupted ({exc}); finished runs kept in {self.root}, "
+                  "run it again to resume", flush=True)
+            return 130
+        finally:
+            signal.signal(signal.SIGINT, prev_int)
+            signal.signal(signal.SIGTERM, prev_term)
+            lock.close()
+        ids = {c["run_id"] for c in self.runs}
+        done = sum(1 for r in index.data["runs"] if r["status"] == "complete" and r["id"] in ids)
+        print(f"campaign {self.sc.campaign.name}: {done}/{len(self.runs)} runs complete, "
+              f"{failed} failed; results in {self.root}", flush=True)
+        return 0 if failed == 0 else 1
+
+    def _run_with_retries(self, cfg: dict[str, Any], index: results.CampaignIndex,
+                          prog: Progress) -> str:
+        rid = cfg["run_id"]
+        tries = 1 + self.sc.campaign.retries
+        reason = ""
+        for attempt in range(1, tries + 1):
+            entry = index.get(rid)
+            index.update(rid, attempts=int(entry.get("attempts", 0)) + 1, status="incomplete")
+            try:
+                self.run_one(cfg, prog, attempt)
+            except _Interrupted:
+                index.update(rid, status="incomplete", reason="interrupted")
+                raise
+            except Exception as exc:  # any failure is recorded, the campaign goes on
+                reason = str(exc) if isinstance(exc, RunFailed) else f"{type(exc).__name__}: {exc}"
+                prog.log(f"{rid}: attempt {attempt}/{tries} failed: {reason}")
+                index.update(rid, status="failed", reason=reason)
+                continue
+            index.update(rid, status="complete", reason="")
+            prog.end_run("complete")
+            return "complete"
+        prog.end_run(f"failed: {reason}")
+        return "failed"
+
+    # ---- one run ---------------------------------------------------------------------
+    def run_one(self, cfg: dict[str, Any], prog: Progress, attempt: int = 1) -> None:
+        rid = cfg["run_id"]
+        final = self.root / rid
+        work = self.root / f".{rid}.partial"
+        shutil.rmtree(work, ignore_errors=True)
+        (work / "agents").mkdir(parents=True)
+        (work / "logs").mkdir()
+        (work / "tables").mkdir()
+        results.atomic_write_json(work / "config.json", cfg)
+        manifest: dict[str, Any] = {
+            "run_id": rid, "campaign": cfg["campaign"], "attempt": attempt,
+            "status": "incomplete", "started": _now(), **provenance.provenance(),
+        }
+        t0 = time.monotonic()
+        try:
+            outcome = self._execute(cfg, work, prog, manifest)
+            prog.set_phase("parsing outputs")
+            summary = tables.build_tables(work, cfg, outcome.pop("resource_rows"))
+            manifest.update(outcome)
+            wire = _optional("captures.wire")
+            if cfg["capture"]["points"] and wire is not None:
+                prog.set_phase("analysing captures")
+                try:
+                    wire.analyse_run(work)
+                except Exception as exc:  # evidence is a bonus; the run itself is valid
+                    manifest["wire_error"] = f"{type(exc).__name__}: {exc}"
+            self._check(cfg, manifest, summary)
+            manifest["status"] = "complete"
+        except _Interrupted:
+            manifest.update(status="incomplete", reason="interrupted")
+            raise
+        except RunFailed as exc:
+            manifest.update(status="failed", reason=str(exc))
+            raise
+        except Exception as exc:
+            manifest.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            manifest["ended"] = _now()
+            manifest["duration_s"] = round(time.monotonic() - t0, 3)
+            self._finish(work, final, manifest)
+
+    def _finish(self, work: Path, final: Path, manifest: dict[str, Any]) -> None:
+        """Manifest last, then the partial directory takes the run's name."""
+        # Signals must not interrupt the rename dance.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            results.write_manifest(work, manifest)
+            if final.exists():
+                trash = final.with_name(f".{final.name}.old")
+                shutil.rmtree(trash, ignore_errors=True)
+                os.replace(final, trash)
+                os.replace(work, final)
+                shutil.rmtree(trash, ignore_errors=True)
+            else:
+                os.replace(work, final)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    def _check(self, cfg: dict[str, Any], manifest: dict[str, Any], summary: dict[str, Any]
+               ) -> None:
+        bad = {p: c for p, c in manifest["exit_codes"].items() if c != 0}
+        if bad:
+            name, code = next(iter(bad.items()))
+            raise RunFailed(
+                f"{len(bad)} agent process(es) failed, e.g. {name} exit {code}: "
+                f"{manifest.get('stderr_tails', {}).get(name, '')}"
+            )
+        # Runs of a few seconds (or num_iter bursts) may end before the first interval.
+        if (cfg["test"] == "throughput" and cfg["agent"] != "ddsperf"
+                and cfg["execution_time"] >= 3):
+            rows = manifest.get("throughput_rows", {})
+            quiet = [s for s, n in rows.items() if n == 0]
+            if quiet:
+                raise RunFailed(f"no throughput intervals from {', '.join(quiet[:5])}")
+
+    def _execute(self, cfg: dict[str, Any], work: Path, prog: Progress,
+                 manifest: dict[str, Any]) -> dict[str, Any]:
+        import topologies
+
+        timing = cfg["timing"]
+        prog.set_phase("building network")
+        sampler = ResourceSampler(interval=0.5)
+        procs: dict[str, subprocess.Popen[bytes]] = {}
+        files: list[Any] = []
+        exit_codes: dict[str, int | None] = {}
+        capture_handle = None
+        out: dict[str, Any] = {}
+        spec = self.specs[cfg["topology_variant"]]
+        with topologies.build(spec, workdir=work / "logs") as net:
+            try:
+                prog.set_phase("waiting for convergence")
+                t_conv = time.monotonic()
+                net.wait_converged(timeout=timing["converge_timeout"])
+                out["convergence_s"] = round(time.monotonic() - t_conv, 3)
+                out["topology"] = net.describe()
+                with contextlib.suppress(Exception):
+                    results.atomic_write_json(work / "logs" / "multicast_state_before.json",
+                                              net.multicast_state())
+                if cfg["capture"]["points"]:
+                    capture_handle = self._start_captures(net, cfg, work, prog)
+                if timing["warmup"]:
+                    prog.set_phase(f"warm-up {timing['warmup']:g} s")
+                    time.sleep(timing["warmup"])
+                host_ip = {h: net.host_ip(h) for h in set(cfg["placement"].values())}
+                specs = agents_mod.build(cfg, host_ip, work / "agents")
+                # Subscribers first: publishers wait for all of them anyway.
+                specs.sort(key=lambda s: (not s.name.startswith("sub"), s.name))
+                prog.set_phase(f"starting {len(specs)} agents")
+                out["commands"] = {s.name: {"host": s.host, "argv": s.argv} for s in specs}
+                t_start = time.monotonic()
+                for s in specs:
+                    fo = (work / "agents" / f"{s.name}.stdout").open("wb")
+                    fe = (work / "agents" / f"{s.name}.stderr").open("wb")
+                    files += [fo, fe]
+                    env = {**os.environ, **s.env} if s.env else None
+                    p = net.popen(s.host, s.argv, stdout=fo, stderr=fe, env=env)
+                    procs[s.name] = p
+                    if cfg["resources"]:
+                        sampler.add(p.pid, s.name, s.host)
+                sampler.start()
+                deadline = t_start + (cfg["execution_time"] or 0) + timing["run_timeout"]
+                prog.set_phase("running")
+                timed_out = self._wait(procs, deadline, prog, cfg)
+                out["agents_s"] = round(time.monotonic() - t_start, 3)
+                if timed_out:
+                    out["timed_out"] = timed_out
+            finally:
+                self._stop_procs(procs)
+                sampler.stop()
+                for f in files:
+                    f.close()
+                exit_codes = {n: p.returncode for n, p in procs.items()}
+                if capture_handle is not None:
+                    prog.set_phase("stopping captures")
+                    try:
+                        out["capture_drops"] = capture_handle.stop()
+                    except Exception as exc:
+                        out["capture_error"] = f"{type(exc).__name__}: {exc}"
+                with contextlib.suppress(Exception):
+                    results.atomic_write_json(work / "logs" / "multicast_state_after.json",
+                                              net.multicast_state())
+                prog.set_phase("tearing down")
+        out["exit_codes"] = exit_codes
+        out["resource_rows"] = sampler.rows
+        out["stderr_tails"] = {n: _tail(work / "agents" / f"{n}.stderr")
+                               for n, c in exit_codes.items() if c != 0}
+        out["throughput_rows"] = {}
+        if "timed_out" in out:
+            raise RunFailed(f"timeout: {', '.join(out['timed_out'][:5])} still running after "
+                            f"{cfg['execution_time']} s + run_timeout {timing['run_timeout']} s")
+        for name in cfg["placement"]:
+            if name.startswith("sub") and cfg["agent"] != "ddsperf":
+                text = (work / "agents" / f"{name}.stdout").read_text(errors="replace")
+                secs = tables.perftest_sections(text)
+                out["throughput_rows"][name] = len(secs.get("throughput_intervals", []))
+        return out
+
+    def _start_captures(self, net: Any, cfg: dict[str, Any], work: Path, prog: Progress) -> Any:
+        cap = _optional("captures.capture")
+        if cap is None:
+            prog.log("captures.capture is not available: this run has no pcaps")
+            return None
+        prog.set_phase("starting captures")
+        c = cfg["capture"]
+        points = net.capture_points()
+        missing = [p for p in c["points"] if p not in points]
+        if missing:
+            raise RunFailed(f"capture points {', '.join(missing)} not in the built network "
+                            f"(it has: {', '.join(sorted(points))})")
+        chosen = {p: points[p] for p in c["points"]}
+        return cap.start(net, chosen, work / "pcaps", c["snaplen"], c["ring_files"], c["ring_mb"])
+
+    def _wait(self, procs: dict[str, subprocess.Popen[bytes]], deadline: float,
+              prog: Progress, cfg: dict[str, Any]) -> list[str]:
+        """Wait for every process; returns the names still running at the deadline."""
+        last = 0.0
+        while True:
+            running = [n for n, p in procs.items() if p.poll() is None]
+            if not running:
+                return []
+            now = time.monotonic()
+            if now >= deadline:
+                return running
+            if now - last > 5:
+                last = now
+                prog.set_phase(f"running ({len(procs) - len(running)}/{len(procs)} done)")
+            time.sleep(0.2)
+
+    @staticmethod
+    def _stop_procs(procs: dict[str, subprocess.Popen[bytes]]) -> None:
+        live = [p for p in procs.values() if p.poll() is None]
+        for p in live:
+            with contextlib.suppress(ProcessLookupError):
+                p.send_signal(signal.SIGINT)
+        end = time.monotonic() + 3
+        for p in live:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=max(end - time.monotonic(), 0.05))
+        for p in live:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    p.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    p.wait(timeout=2)

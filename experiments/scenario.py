@@ -1,0 +1,448 @@
+"""Scenario files: the TOML schema, its validation and the expansion of the matrix into runs.
+
+A scenario is checked completely before anything is built: unknown keys, wrong types,
+impossible values, hosts the topology lacks, agents that are not installed and
+capabilities the machine lacks all raise :class:`ScenarioError`, whose message names the
+file, the key and the allowed values (``mcastlab run`` prints it and exits with 2).
+
+Example (see ``experiments/smoke.toml``)::
+
+    [campaign]
+    name = "smoke"
+    [topology]
+    name = "lan"
+    params = { hosts = 4 }
+    [agent]
+    kind = "native"
+    [matrix]
+    participants = [1, 3]
+    modes = ["unicast", "multicast"]
+    execution_time = 10
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+MODES = ("unicast", "multicast")
+DISCOVERIES = ("spdp-multicast", "unicast-peers")
+RELIABILITIES = ("reliable", "best-effort")
+TESTS = ("throughput", "latency")
+AGENT_KINDS = ("native", "native-asan", "rti", "ddsperf")
+# Cyclone DDS and RTI Connext both map participant index i to port
+# 7400 + 250*domain + 10 + 2*i (+1): with DomainGain 250 and ParticipantGain 2, indices
+# 0..119 fit before the next domain's ports, so at most 120 participants per host.
+MAX_PARTICIPANTS_PER_HOST = 120
+PERFTEST_MIN_DATA_LEN = 28  # Perftest's -dataLen includes a 28-byte header
+
+
+class ScenarioError(Exception):
+    """A scenario that cannot run; the message names file, key and allowed values."""
+
+    def __init__(self, path: Path | str, key: str, message: str) -> None:
+        self.path = str(path)
+        self.key = key
+        super().__init__(f"{path}: {key}: {message}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Campaign(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    description: str = ""
+    retries: int = Field(default=1, ge=0, le=10)
+
+
+class Topology(_Strict):
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    # Named parameter overrides, each one a matrix axis (e.g. shared vs source tree).
+    variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("variants")
+    @classmethod
+    def _variant_names(cls, v: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        import re
+
+        for name in v:
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
+                raise ValueError(f"variant name {name!r} must be letters, digits, - and _")
+        return v
+
+    def resolved(self) -> dict[str, dict[str, Any]]:
+        """{variant name ("" when none): merged parameters}."""
+        if not self.variants:
+            return {"": dict(self.params)}
+        return {n: {**self.params, **over} for n, over in self.variants.items()}
+
+
+class Agent(_Strict):
+    kind: Literal["native", "native-asan", "rti", "ddsperf"] = "native"
+    domain: int = Field(default=0, ge=0, le=232)
+    extra_args: list[str] = Field(default_factory=list)
+    max_participants_per_host: int = Field(default=MAX_PARTICIPANTS_PER_HOST, ge=1)
+
+    @field_validator("max_participants_per_host")
+    @classmethod
+    def _within_port_mapping(cls, v: int) -> int:
+        if v > MAX_PARTICIPANTS_PER_HOST:
+            raise ValueError(
+                f"must be at most {MAX_PARTICIPANTS_PER_HOST} (participant indices 0..119 "
+                "fit in one domain's port range)"
+            )
+        return v
+
+
+class Matrix(_Strict):
+    # Either participants (publishers = subscribers, the study's design) or both lists,
+    # paired element by element.
+    participants: list[int] | None = None
+    publishers: list[int] | None = None
+    subscribers: list[int] | None = None
+    modes: list[Literal["unicast", "multicast"]] = Field(default_factory=lambda: list(MODES))
+    discovery: list[Literal["spdp-multicast", "unicast-peers"]] = Field(
+        default_factory=lambda: ["spdp-multicast"]
+    )
+    reliability: list[Literal["reliable", "best-effort"]] = Field(
+        default_factory=lambda: ["reliable"]
+    )
+    data_len: list[int] = Field(default_factory=lambda: [100])
+    latency_count: list[int] = Field(default_factory=lambda: [1000])
+    # throughput: Perftest's throughput test (pings every latency_count samples);
+    # latency: -latencyTest, round trips one at a time.
+    tests: list[Literal["throughput", "latency"]] = Field(default_factory=lambda: ["throughput"])
+    # Run length: execution_time seconds, or num_iter samples when execution_time is 0;
+    # num_iter may differ per test: {throughput = 1000000, latency = 5000}.
+    execution_time: int = Field(default=60, ge=0)
+    num_iter: int | dict[Literal["throughput", "latency"], int] | None = None
+    repetitions: int = Field(default=1, ge=1)
+    # Latency samples discarded from the start of latency.parquet (warm-up / primer).
+    warmup_samples: int = Field(default=0, ge=0)
+    placements: list[str] | None = None
+
+    @field_validator("participants", "publishers", "subscribers")
+    @classmethod
+    def _positive_counts(cls, v: list[int] | None) -> list[int] | None:
+        if v is not None:
+            if not v:
+                raise ValueError("empty list; allowed: at least one count")
+            for n in v:
+                if n < 1:
+                    raise ValueError(f"got {n}; allowed: counts of 1 or more")
+        return v
+
+    @field_validator("data_len")
+    @classmethod
+    def _data_len(cls, v: list[int]) -> list[int]:
+        for n in v:
+            if not 4 <= n <= 2**27:
+                raise ValueError(f"got {n}; allowed: data lengths of 4..134217728 bytes")
+        return v
+
+    @field_validator("latency_count")
+    @classmethod
+    def _latency_count(cls, v: list[int]) -> list[int]:
+        for n in v:
+            if n < 1:
+                raise ValueError(f"got {n}; allowed: latency counts of 1 or more")
+        return v
+
+    @field_validator("num_iter")
+    @classmethod
+    def _num_iter(cls, v: int | dict[str, int] | None) -> int | dict[str, int] | None:
+        for n in [v] if isinstance(v, int) else (v or {}).values():
+            if n < 1:
+                raise ValueError(f"got {n}; allowed: 1 or more samples")
+        return v
+
+    def iterations(self, test: str) -> int | None:
+        if isinstance(self.num_iter, dict):
+            return self.num_iter.get(test)  # type: ignore[call-overload]
+        return self.num_iter
+
+    @field_validator("modes", "discovery", "reliability", "data_len", "latency_count", "tests")
+    @classmethod
+    def _nonempty(cls, v: list[Any]) -> list[Any]:
+        if not v:
+            raise ValueError("empty list; allowed: at least one value")
+        return v
+
+    @model_validator(mode="after")
+    def _counts(self) -> Matrix:
+        if self.participants is not None:
+            if self.publishers is not None or self.subscribers is not None:
+                raise ValueError("give either participants or publishers+subscribers, not both")
+        elif self.publishers is None or self.subscribers is None:
+            raise ValueError("give participants, or both publishers and subscribers")
+        elif len(self.publishers) != len(self.subscribers):
+            raise ValueError("publishers and subscribers must have the same length (paired)")
+        if self.execution_time == 0:
+            for t in self.tests:
+                if self.iterations(t) is None:
+                    raise ValueError(f"execution_time 0 needs num_iter for test {t!r}")
+        return self
+
+    def count_pairs(self) -> list[tuple[int, int]]:
+        if self.participants is not None:
+            return [(n, n) for n in self.participants]
+        assert self.publishers is not None and self.subscribers is not None
+        return list(zip(self.publishers, self.subscribers, strict=True))
+
+
+class Placement(_Strict):
+    # round-robin: processes spread evenly over `hosts` (default: every host of the
+    # topology), publishers first then subscribers, as the study did.
+    # explicit: pub i runs on publishers[i % len], sub j on subscribers[j % len].
+    strategy: Literal["round-robin", "explicit"] = "round-robin"
+    hosts: list[str] | None = None
+    publishers: list[str] | None = None
+    subscribers: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _lists(self) -> Placement:
+        if self.strategy == "explicit":
+            if not self.publishers or not self.subscribers:
+                raise ValueError("strategy 'explicit' needs non-empty publishers and subscribers")
+            if self.hosts is not None:
+                raise ValueError("strategy 'explicit' takes publishers/subscribers, not hosts")
+        else:
+            if self.publishers is not None or self.subscribers is not None:
+                raise ValueError("strategy 'round-robin' takes hosts, not publishers/subscribers")
+            if self.hosts is not None and not self.hosts:
+                raise ValueError("hosts must list at least one host")
+        return self
+
+    def all_hosts(self) -> list[str]:
+        return [*(self.hosts or []), *(self.publishers or []), *(self.subscribers or [])]
+
+
+class Timing(_Strict):
+    warmup: float = Field(default=0.0, ge=0)  # seconds between convergence and agents
+    converge_timeout: float = Field(default=60.0, gt=0)
+    # Seconds a run may take beyond its execution time (discovery, summaries, exit).
+    run_timeout: float = Field(default=120.0, gt=0)
+
+
+class Capture(_Strict):
+    points: list[str] = Field(default_factory=list)
+    snaplen: int = Field(default=256, ge=64, le=262144)
+    ring_files: int = Field(default=2, ge=1)
+    ring_mb: int = Field(default=64, ge=1)
+
+
+class Scenario(_Strict):
+    campaign: Campaign
+    topology: Topology
+    agent: Agent = Field(default_factory=Agent)
+    matrix: Matrix
+    placement: Placement = Field(default_factory=Placement)
+    placements: dict[str, Placement] | None = None
+    timing: Timing = Field(default_factory=Timing)
+    capture: Capture = Field(default_factory=Capture)
+    resources: bool = True  # sample CPU and RSS of every agent process
+    # `mcastlab run --quick`: overrides merged into the tables above (a short variant of
+    # the campaign, used by tests); the campaign name gets a "-quick" suffix.
+    quick: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "(top level)"
+
+
+_ALLOWED_KEYS: dict[str, type[BaseModel]] = {
+    "": Scenario,
+    "campaign": Campaign,
+    "topology": Topology,
+    "agent": Agent,
+    "matrix": Matrix,
+    "placement": Placement,
+    "timing": Timing,
+    "capture": Capture,
+    "quick": Scenario,
+}
+
+
+def _explain(err: dict[str, Any]) -> tuple[str, str]:
+    """One pydantic error → (key, message with the allowed values)."""
+    loc = tuple(err.get("loc", ()))
+    typ = err.get("type", "")
+    key = _loc(loc)
+    if typ == "extra_forbidden":
+        parent = str(loc[0]) if len(loc) > 1 else ""
+        model = _ALLOWED_KEYS.get(parent)
+        if parent == "placements" or (len(loc) > 2 and loc[0] == "placements"):
+            model = Placement
+        allowed = ", ".join(model.model_fields) if model else "?"
+        return key, f"unknown key (allowed: {allowed})"
+    if typ == "missing":
+        return key, "required key is missing"
+    if typ == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        return key, f"got {err.get('input')!r}, allowed: {expected}"
+    if typ.endswith("_type") or typ in ("int_from_float", "model_type", "dict_type"):
+        return key, f"wrong type: {err.get('msg', '').lower()}, got {err.get('input')!r}"
+    msg = str(err.get("msg", "")).removeprefix("Value error, ")
+    if typ == "value_error" or "allowed" in msg:
+        return key, msg
+    return key, f"{msg} (got {err.get('input')!r})"
+
+
+def parse(path: Path | str, quick: bool = False) -> Scenario:
+    """Read and schema-check a scenario file (no topology or machine checks)."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ScenarioError(path, "(file)", "no such scenario file") from None
+    except IsADirectoryError:
+        raise ScenarioError(path, "(file)", "is a directory, not a scenario file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(path, "(syntax)", f"not valid TOML: {exc}") from None
+    if quick:
+        over = raw.get("quick")
+        if not isinstance(over, dict) or not over:
+            raise ScenarioError(path, "quick", "--quick needs a [quick] table of overrides")
+        for table, values in over.items():
+            if not isinstance(values, dict) or not isinstance(raw.get(table, {}), dict):
+                raise ScenarioError(path, f"quick.{table}", "must be a table of overrides")
+            raw[table] = {**raw.get(table, {}), **values}
+        if isinstance(raw.get("campaign"), dict) and "name" in raw["campaign"]:
+            raw["campaign"]["name"] = f"{raw['campaign']['name']}-quick"
+    try:
+        return Scenario.model_validate(raw)
+    except ValidationError as exc:
+        key, msg = _explain(exc.errors()[0])
+        raise ScenarioError(path, key, msg) from None
+
+
+def agent_missing(kind: str) -> str | None:
+    """Why agent ``kind`` cannot run on this machine, or None when it can."""
+    import os
+    import shutil
+
+    from experiments import agents
+
+    exe = agents.executable(kind)
+    if kind == "ddsperf":
+        found = shutil.which(str(exe))
+        return None if found else "ddsperf not found (apt install cyclonedds-tools)"
+    if not os.access(exe, os.X_OK):
+        return f"{exe} is not built (run ./setup.sh)"
+    if kind == "rti" and not os.environ.get("NDDSHOME"):
+        return "NDDSHOME is not set (RTI Connext and its license are needed for agent 'rti')"
+    return None
+
+
+def validate(path: Path | str, *, check_machine: bool = True, quick: bool = False
+             ) -> tuple[Scenario, dict[str, Any]]:
+    """Parse ``path`` and check it against its topology and this machine.
+
+    Returns ``(scenario, {topology variant: spec})`` (variant "" when the scenario has
+    none). Raises ScenarioError; builds nothing.
+    """
+    import topologies
+
+    path = Path(path)
+    sc = parse(path, quick)
+    specs: dict[str, Any] = {}
+    for vname, params in sc.topology.resolved().items():
+        key = f"topology.variants.{vname}" if vname else "topology.params"
+        try:
+            specs[vname] = topologies.resolve(sc.topology.name, params)
+        except Exception as exc:  # TopologyParamError (and unknown topology names)
+            if sc.topology.name not in getattr(topologies, "FAMILIES", (sc.topology.name,)):
+                key = "topology.name"
+            raise ScenarioError(path, key, str(exc)) from None
+    for spec in specs.values():
+        _check_against(path, sc, spec)
+    if check_machine:
+        why = agent_missing(sc.agent.kind)
+        if why:
+            raise ScenarioError(
+                path, "agent.kind",
+                f"agent {sc.agent.kind!r} is not installed: {why} "
+                f"(agents: {', '.join(AGENT_KINDS)})",
+            )
+        for vname, spec in specs.items():
+            missing = list(topologies.missing_capabilities(spec))
+            if missing:
+                where = f" (variant {vname})" if vname else ""
+                raise ScenarioError(
+                    path, "topology",
+                    f"this machine lacks what topology {sc.topology.name!r}{where} needs: "
+                    + "; ".join(missing),
+                )
+    return sc, specs
+
+
+def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
+    """Placement, participants per host and capture points against one resolved topology."""
+    import topologies
+    from experiments import placement as placement_mod
+
+    hosts = list(topologies.host_names(spec))
+    m = sc.matrix
+    if sc.placement != Placement() and sc.placements:
+        raise ScenarioError(path, "placements", "give either [placement] or [placements.NAME]")
+    if m.placements is not None:
+        if not sc.placements:
+            raise ScenarioError(path, "matrix.placements", "needs [placements.NAME] tables")
+        for name in m.placements:
+            if name not in sc.placements:
+                raise ScenarioError(
+                    path, "matrix.placements",
+                    f"unknown placement {name!r} (allowed: {', '.join(sc.placements)})",
+                )
+    for pname, pl in placement_mod.variants(sc).items():
+        key = f"placements.{pname}" if pname else "placement"
+        for h in pl.all_hosts():
+            if h not in hosts:
+                raise ScenarioError(
+                    path, key, f"host {h!r} is not in topology {sc.topology.name!r} "
+                    f"(allowed: {', '.join(hosts)})",
+                )
+        for pubs, subs in m.count_pairs():
+            counts = placement_mod.per_host(placement_mod.place(pl, hosts, pubs, subs))
+            worst = max(counts.items(), key=lambda kv: kv[1])
+            if worst[1] > sc.agent.max_participants_per_host:
+                raise ScenarioError(
+                    path, "matrix",
+                    f"{pubs} publishers + {subs} subscribers put {worst[1]} participants on "
+                    f"{worst[0]}; the DDS configuration allows at most "
+                    f"{sc.agent.max_participants_per_host} per host",
+                )
+    if sc.agent.kind != "ddsperf":
+        for n in m.data_len:
+            if n < PERFTEST_MIN_DATA_LEN:
+                raise ScenarioError(
+                    path, "matrix.data_len",
+                    f"got {n}; allowed: {PERFTEST_MIN_DATA_LEN}..134217728 bytes for Perftest "
+                    f"agents (the sample's {PERFTEST_MIN_DATA_LEN}-byte header is included)",
+                )
+    if "latency" in m.tests:
+        for pubs, _subs in m.count_pairs():
+            if pubs != 1:
+                raise ScenarioError(path, "matrix", "test 'latency' needs exactly 1 publisher")
+    if sc.capture.points:
+        names = capture_point_names(spec)
+        for p in sc.capture.points:
+            if p not in names:
+                raise ScenarioError(
+                    path, "capture.points",
+                    f"unknown capture point {p!r} (allowed: {', '.join(names)})",
+                )
+
+
+def capture_point_names(spec: Any) -> list[str]:
+    """Capture points of a topology before it is built: every host and router interface
+    (``h1-eth0``) and every switch port (``s1-eth1``..., one per attached node)."""
+    names = [intf for node in [*spec.hosts, *spec.routers] for intf in spec.addresses[node]]
+    for sw, attached in spec.switches.items():
+        names += [f"{sw}-eth{k}" for k in range(1, len(attached) + 1)]
+    return names

@@ -1,0 +1,117 @@
+"""What this machine can emulate: kernel features and tools, detected once per process.
+
+Each capability has a name used by topology specs (`needs`) and, when missing, a message
+naming the missing piece and the alternative.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from mcastlab.paths import SMCROUTECTL, SMCROUTED
+
+# name -> (what is missing, the alternative) shown when a scenario needs it.
+MESSAGES: dict[str, tuple[str, str]] = {
+    "ovs-kernel": ("OVS kernel datapath unavailable (no openvswitch module)",
+                   "use switch=ovs-user or switch=linuxbridge"),
+    "ovs-user": ("Open vSwitch userspace tools missing (ovsdb-server, ovs-vswitchd, ovs-vsctl)",
+                 "install openvswitch-switch or use switch=linuxbridge"),
+    "netem": ("netem qdisc unavailable (sch_netem module missing), needed for delay/loss",
+              "drop the delay/loss parameters or run on a machine with sch_netem"),
+    "htb": ("HTB qdisc unavailable, needed for bandwidth limits", "drop the bw parameter"),
+    "mroute": ("kernel multicast routing unavailable (CONFIG_IP_MROUTE)",
+               "use a lan topology"),
+    "pim": ("kernel PIM-SM v2 support unavailable (CONFIG_IP_PIMSM_V2)",
+            "use mrouting=smcroute or a lan topology"),
+    "pimd": ("pimd not installed", "apt-get install pimd, or use mrouting=smcroute"),
+    "smcroute": (f"smcroute not found at {SMCROUTED}", "run ./setup.sh, or use mrouting=pimd"),
+    "bridge": ("Linux bridge tools missing (brctl/bridge)", "apt-get install bridge-utils iproute2"),
+    "tcpdump": ("tcpdump not installed", "apt-get install tcpdump"),
+    "mininet": ("Mininet's mnexec not installed", "apt-get install mininet"),
+}
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=10)
+
+
+def _module_loaded_or_builtin(name: str) -> bool:
+    if Path(f"/sys/module/{name}").exists():
+        return True
+    release = os.uname().release
+    builtin = Path(f"/lib/modules/{release}/modules.builtin")
+    if builtin.exists() and f"/{name}.ko" in builtin.read_text():
+        return True
+    # A loadable module only counts when it can be loaded here.
+    return _run(["modprobe", "-q", name]).returncode == 0 and Path(f"/sys/module/{name}").exists()
+
+
+def _qdisc_works(kind: str, args: list[str]) -> bool:
+    """Try the qdisc on a throw-away dummy link inside a fresh network namespace."""
+    if shutil.which("unshare") is None:
+        return False
+    script = (
+        "ip link add q0 type veth peer name q1 && ip link set q0 up && "
+        f"tc qdisc add dev q0 root {kind} {' '.join(args)}"
+    )
+    return _run(["unshare", "-n", "sh", "-c", script]).returncode == 0
+
+
+def _kernel_config() -> str:
+    gz = Path("/proc/config.gz")
+    if gz.exists():
+        return gzip.decompress(gz.read_bytes()).decode(errors="replace")
+    boot = Path(f"/boot/config-{os.uname().release}")
+    return boot.read_text() if boot.exists() else ""
+
+
+def _mroute_works() -> tuple[bool, bool]:
+    """(multicast routing, PIM) as seen from a fresh network namespace."""
+    if shutil.which("unshare") is None:
+        return False, False
+    probe = _run(["unshare", "-n", "sh", "-c", "test -e /proc/net/ip_mr_vif && echo mr"])
+    mroute = "mr" in probe.stdout
+    text = _kernel_config()
+    if text:
+        pim = "CONFIG_IP_PIMSM_V2=y" in text
+    else:
+        # No kernel config to read: the pimreg device can only be made with PIM-SM v2.
+        pim = mroute and Path("/proc/net/ip_mr_cache").exists()
+    return mroute, pim
+
+
+@functools.cache
+def detect() -> dict[str, bool]:
+    """Detect every capability once; returns {name: available}."""
+    tools_ovs = all(shutil.which(t) for t in ("ovsdb-server", "ovs-vswitchd", "ovs-vsctl",
+                                                "ovsdb-tool"))
+    mroute, pim = _mroute_works()
+    return {
+        "ovs-kernel": tools_ovs and _module_loaded_or_builtin("openvswitch"),
+        "ovs-user": tools_ovs and Path("/dev/net/tun").exists(),
+        "netem": _qdisc_works("netem", ["delay", "1ms"]),
+        "htb": _qdisc_works("htb", ["default", "1"]),
+        "mroute": mroute,
+        "pim": pim,
+        "pimd": shutil.which("pimd") is not None,
+        "smcroute": SMCROUTED.exists() and SMCROUTECTL.exists(),
+        "bridge": shutil.which("bridge") is not None and shutil.which("brctl") is not None,
+        "tcpdump": shutil.which("tcpdump") is not None,
+        "mininet": shutil.which("mnexec") is not None,
+    }
+
+
+def missing(needs: list[str]) -> list[str]:
+    """Messages for each needed capability that is absent (empty list when all present)."""
+    have = detect()
+    out = []
+    for name in needs:
+        if not have.get(name, False):
+            what, alternative = MESSAGES[name]
+            out.append(f"{what}: {alternative}")
+    return out

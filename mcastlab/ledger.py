@@ -1,0 +1,205 @@
+"""The record of everything a testbed creates, so `mcastlab clean` can remove exactly that.
+
+A ledger is a JSON-lines file ``/run/mcastlab/<tag>.ledger``. Its first line names the
+owner (pid plus its start time from /proc). Every later line is written, flushed and
+fsync'ed as the thing it names is created, so the file is complete even when the owner is
+killed with SIGKILL:
+
+    {"kind": "owner", "tag": "mk3z", "pid": 4242, "start": 123456, "created": 1763.0}
+    {"kind": "proc", "pid": 4250, "start": 123460, "node": "h1", "what": "shell"}
+    {"kind": "link", "name": "mk3zs1-eth1"}          # root-namespace link (rare)
+    {"kind": "dir", "path": "/run/mcastlab/mk3z"}    # private state directory
+
+A process is identified by pid *and* start time, so a recycled pid is never signalled.
+Links are removed only when their name carries the ledger's tag.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcastlab.paths import STATE_DIR
+
+_B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def proc_start_time(pid: int) -> int | None:
+    """Start time of `pid` in clock ticks since boot (field 22 of /proc/PID/stat), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
+    rest = stat[stat.rfind(")") + 2 :].split()
+    return int(rest[19])
+
+
+def proc_alive(pid: int, start: int) -> bool:
+    """True when `pid` is running and is the very process that started at `start`."""
+    now = proc_start_time(pid)
+    if now is None or now != start:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rfind(")") + 2] != "Z"
+
+
+def signal_recorded(pid: int, start: int, sig: int) -> bool:
+    """Send `sig` to `pid` only if it is still the recorded process; True if sent."""
+    if not proc_alive(pid, start):
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+        return True
+    return False
+
+
+def stop_recorded(pid: int, start: int, grace: float = 2.0) -> None:
+    """SIGTERM, wait up to `grace` seconds, then SIGKILL — always re-checking the identity."""
+    if not signal_recorded(pid, start, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not proc_alive(pid, start):
+            return
+        time.sleep(0.02)
+    signal_recorded(pid, start, signal.SIGKILL)
+
+
+def new_tag() -> str:
+    """`m` + 3 random base36 characters: short enough for 15-character interface names."""
+    return "m" + "".join(secrets.choice(_B36) for _ in range(3))
+
+
+@dataclass
+class Ledger:
+    """An open ledger owned by this process. Use :meth:`create`."""
+
+    tag: str
+    path: Path
+    entries: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, state_dir: Path = STATE_DIR) -> Ledger:
+        """Create a ledger with a fresh tag no other live or dead ledger uses."""
+        state_dir.mkdir(parents=True, exist_ok=True)
+        for _ in range(100):
+            tag = new_tag()
+            path = state_dir / f"{tag}.ledger"
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                continue
+            os.close(fd)
+            ledger = cls(tag=tag, path=path)
+            me = os.getpid()
+            ledger._append(
+                {"kind": "owner", "tag": tag, "pid": me, "start": proc_start_time(me),
+                 "created": time.time()}
+            )
+            return ledger
+        raise RuntimeError(f"could not find a free testbed tag in {state_dir}")
+
+    def _append(self, entry: dict) -> None:
+        self.entries.append(entry)
+        with open(self.path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def record_proc(self, pid: int, node: str, what: str) -> None:
+        """Record a process we started (call right after spawning it)."""
+        start = proc_start_time(pid)
+        if start is not None:
+            self._append({"kind": "proc", "pid": pid, "start": start, "node": node, "what": what})
+
+    def record_link(self, name: str) -> None:
+        """Record a root-namespace link *before* creating it. Its name must carry the tag."""
+        if self.tag not in name:
+            raise ValueError(f"link name {name!r} lacks the testbed tag {self.tag!r}")
+        self._append({"kind": "link", "name": name})
+
+    def record_dir(self, path: Path) -> None:
+        """Record a private directory that cleanup may delete (must contain the tag)."""
+        if self.tag not in str(path):
+            raise ValueError(f"directory {path} lacks the testbed tag {self.tag!r}")
+        self._append({"kind": "dir", "path": str(path)})
+
+    def release(self) -> None:
+        """Undo everything recorded, then delete the ledger file."""
+        undo(self.entries, self.tag)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def undo(entries: list[dict], tag: str) -> list[str]:
+    """Remove what `entries` list, newest first. Returns a line per action taken."""
+    done: list[str] = []
+    procs = [e for e in entries if e["kind"] == "proc"]
+    # Signal everything first, then wait, so many processes stop in parallel. Node shells
+    # (interactive bash ignores SIGTERM) go last, once the daemons in them had their chance.
+    for e in reversed(procs):
+        if e["what"] != "shell" and signal_recorded(e["pid"], e["start"], signal.SIGTERM):
+            done.append(f"stopped {e['what']} pid {e['pid']} on {e['node']}")
+    deadline = time.monotonic() + 2.0
+    daemons = [e for e in procs if e["what"] != "shell"]
+    while time.monotonic() < deadline and any(proc_alive(e["pid"], e["start"]) for e in daemons):
+        time.sleep(0.02)
+    for e in procs:
+        if signal_recorded(e["pid"], e["start"], signal.SIGKILL):
+            done.append(f"killed {e['what']} pid {e['pid']} on {e['node']}")
+    for e in reversed(entries):
+        if e["kind"] == "link" and tag in e["name"] and Path(f"/sys/class/net/{e['name']}").exists():
+            subprocess.run(["ip", "link", "del", e["name"]], capture_output=True, check=False)
+            done.append(f"deleted link {e['name']}")
+        elif e["kind"] == "dir" and tag in e["path"] and Path(e["path"]).exists():
+            shutil.rmtree(e["path"], ignore_errors=True)
+            done.append(f"removed {e['path']}")
+    return done
+
+
+def read_ledger(path: Path) -> list[dict]:
+    """Entries of a ledger file; a torn last line (owner killed mid-write) is ignored."""
+    entries = []
+    for line in path.read_text().splitlines():
+        with contextlib.suppress(json.JSONDecodeError):
+            entries.append(json.loads(line))
+    return entries
+
+
+def owner_alive(entries: list[dict]) -> bool:
+    owner = next((e for e in entries if e.get("kind") == "owner"), None)
+    return bool(owner and owner.get("start") is not None and proc_alive(owner["pid"], owner["start"]))
+
+
+def ledgers(state_dir: Path = STATE_DIR) -> Iterator[Path]:
+    if state_dir.is_dir():
+        yield from sorted(state_dir.glob("*.ledger"))
+
+
+def clean(state_dir: Path = STATE_DIR, include_live: bool = False) -> list[str]:
+    """Remove what every ledger in `state_dir` lists; skip live owners unless asked."""
+    report: list[str] = []
+    for path in ledgers(state_dir):
+        entries = read_ledger(path)
+        tag = path.stem
+        if owner_alive(entries) and not include_live:
+            report.append(f"{tag}: owner still running, skipped (use --include-live)")
+            continue
+        report.extend(f"{tag}: {line}" for line in undo(entries, tag))
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        report.append(f"{tag}: ledger removed")
+    return report

@@ -1,0 +1,80 @@
+"""A routing daemon is a small class plus a config template kept in multicast/.
+
+One instance runs per router namespace. Its files in the network's workdir are named
+``{daemon}_{node}.conf``, ``.pid`` and ``.log``; the rendered config is checked before
+the daemon starts, and the pid is recorded in the testbed ledger by ``net.popen``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from string import Template
+from typing import Any, ClassVar
+
+TEMPLATE_DIR = Path(__file__).resolve().parent
+
+
+class ConfigError(ValueError):
+    """A rendered daemon configuration failed its check (message names file and line)."""
+
+
+class Daemon:
+    """Base class: subclasses set `name`, `template` and implement `variables`, `argv`."""
+
+    name: ClassVar[str] = ""
+    template: ClassVar[str] = ""
+    is_querier: ClassVar[bool] = False  # acts as the IGMP querier of its segments
+
+    def __init__(self, net: Any, node: str):
+        self.net = net
+        self.node = node
+        self.proc: subprocess.Popen | None = None
+        base = Path(net.workdir) / f"{self.name}_{node}"
+        self.conf_path = base.with_suffix(".conf")
+        self.pid_path = base.with_suffix(".pid")
+        self.log_path = base.with_suffix(".log")
+
+    # --- to implement -----------------------------------------------------------------
+    def variables(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def argv(self) -> list[str]:
+        raise NotImplementedError
+
+    def check(self, text: str) -> None:
+        """Raise ConfigError if `text` is not a valid configuration."""
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+    def not_ready(self) -> str | None:
+        """None when converged, else what this router still lacks."""
+        return None if self.running() else f"{self.name} is not running (see {self.log_path})"
+
+    def querier_on(self, intf: str) -> bool:
+        return False
+
+    # --- common -----------------------------------------------------------------------
+    def render(self) -> str:
+        text = (TEMPLATE_DIR / self.template).read_text()
+        return Template(text).substitute(self.variables())
+
+    def start(self) -> None:
+        text = self.render()
+        self.conf_path.write_text(text)
+        self.check(text)
+        log = open(self.log_path, "w")  # noqa: SIM115 - owned by the daemon process
+        self.proc = self.net.popen(self.node, self.argv(), stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        self.pid_path.write_text(f"{self.proc.pid}\n")
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def save_logs(self) -> None:
+        """Hook for daemons whose state should be dumped to the log before they stop."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"daemon": self.name, "node": self.node, "conf": str(self.conf_path),
+                "log": str(self.log_path), "pid": self.proc.pid if self.proc else None}

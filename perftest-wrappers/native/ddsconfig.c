@@ -1,0 +1,94 @@
+/* Cyclone DDS configuration chosen by the agent (see README.md, "Cyclone settings"). */
+#include "ddsconfig.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char xml[65536];
+static size_t xml_len;
+
+static void add(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(xml + xml_len, sizeof xml - xml_len, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= sizeof xml - xml_len) {
+    fprintf(stderr, "perftest_cyclone: configuration too long (too many -peer options?)\n");
+    exit(2);
+  }
+  xml_len += (size_t)n;
+}
+
+const char *pt_mode_description(const pt_options_t *o)
+{
+  if (o->npeers > 0)
+    return o->multicast ? "data: multicast groups; discovery: unicast peers list (+ multicast SPDP)"
+                        : "data: unicast; discovery: unicast peers list (AllowMulticast=false)";
+  return o->multicast ? "data: multicast groups; discovery: multicast SPDP and SEDP"
+                      : "data: unicast; discovery: multicast SPDP only (AllowMulticast=spdp)";
+}
+
+const char *pt_config_xml(const pt_options_t *o)
+{
+  xml_len = 0;
+  xml[0] = '\0';
+  const char *allow = o->npeers > 0 ? (o->multicast ? "asm" : "false") : (o->multicast ? "true" : "spdp");
+  add("<CycloneDDS><Domain id=\"any\"><General>");
+  add("<AllowMulticast>%s</AllowMulticast>", allow);
+  add("<MulticastTimeToLive>32</MulticastTimeToLive>");
+  if (o->nic[0]) add("<Interfaces><NetworkInterface address=\"%s\"/></Interfaces>", o->nic);
+  add("</General><Discovery>");
+  add("<LeaseDuration>%gs</LeaseDuration>", o->lease_duration);
+  if (o->spdp_interval > 0) add("<SPDPInterval>%gs</SPDPInterval>", o->spdp_interval);
+  if (o->npeers > 0) {
+    add("<ParticipantIndex>auto</ParticipantIndex>");
+    add("<MaxAutoParticipantIndex>%d</MaxAutoParticipantIndex>", o->max_participant_index);
+    add("<Peers>");
+    for (int i = 0; i < o->npeers; i++) add("<Peer address=\"%s\"/>", o->peers[i]);
+    add("</Peers>");
+  }
+  add("</Discovery>");
+  if (o->send_queue_size > 0) {
+    long long b = (long long)o->send_queue_size * o->data_len;
+    if (b < 1024) b = 1024;
+    add("<Internal><Watermarks><WhcAdaptive>false</WhcAdaptive><WhcHigh>%lldB</WhcHigh>"
+        "<WhcHighInit>%lldB</WhcHighInit><WhcLow>%lldB</WhcLow></Watermarks></Internal>",
+        b, b, b / 2);
+  }
+  if (o->multicast) {
+    add("<Partitioning><NetworkPartitions>"
+        "<NetworkPartition Name=\"throughput\" Address=\"%s\"/>"
+        "<NetworkPartition Name=\"latency\" Address=\"%s\"/>"
+        "<NetworkPartition Name=\"announcement\" Address=\"%s\"/>"
+        "</NetworkPartitions><PartitionMappings>"
+        "<PartitionMapping DCPSPartitionTopic=\"perftest.Throughput\" NetworkPartition=\"throughput\"/>"
+        "<PartitionMapping DCPSPartitionTopic=\"perftest.Latency\" NetworkPartition=\"latency\"/>"
+        "<PartitionMapping DCPSPartitionTopic=\"perftest.Announcement\" "
+        "NetworkPartition=\"announcement\"/>"
+        "</PartitionMappings></Partitioning>",
+        o->mcast_addr[0], o->mcast_addr[1], o->mcast_addr[2]);
+  }
+  if (o->print_config)
+    add("<Tracing><Category>config</Category><OutputFile>stderr</OutputFile></Tracing>");
+  add("</Domain></CycloneDDS>");
+  return xml;
+}
+
+void pt_apply_config(const pt_options_t *o)
+{
+  const char *mine = pt_config_xml(o);
+  const char *user = getenv("CYCLONEDDS_URI");
+  size_t n = strlen(mine) + (user ? strlen(user) + 2 : 1);
+  char *uri = malloc(n);
+  if (uri == NULL) abort();
+  snprintf(uri, n, "%s%s%s", mine, (user && *user) ? "," : "", (user && *user) ? user : "");
+  fprintf(stderr, "config: %s\n", pt_mode_description(o));
+  fprintf(stderr, "config: agent Cyclone XML: %s\n", mine);
+  if (user && *user)
+    fprintf(stderr, "config: user CYCLONEDDS_URI applied after the agent's (it overrides): %s\n", user);
+  setenv("CYCLONEDDS_URI", uri, 1);
+  free(uri);
+}

@@ -1,0 +1,760 @@
+/* perftest_cyclone: RTI Perftest-compatible throughput/latency test on Eclipse Cyclone DDS.
+ *
+ * Topics (DDS partition "perftest"):
+ *   Throughput   publishers -> subscribers  data, pings (ping_to >= 0) and FINISHED
+ *   Latency      subscribers -> publisher 0 echoes of pings (only publisher 0 reads it)
+ *   Announcement subscribers -> publishers  "ready" and "FINISHED received" (transient-local)
+ * Tables go to stdout (printer.c), configuration and progress to stderr.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dds/dds.h"
+#include "dds/version.h"
+#include "ddsconfig.h"
+#include "options.h"
+#include "perftest.h"
+#include "printer.h"
+
+enum { KIND_DATA = 0, KIND_FINISHED = 1, KIND_ECHO = 2 };
+enum { ANN_READY = 0, ANN_FINISHED_ACK = 1 };
+#define TAKE_N 256
+#define PARTITION "perftest"
+
+static pt_options_t opt;
+static volatile sig_atomic_t g_stop;
+static int64_t t_start;
+static dds_entity_t dp, tp_topic, lat_topic, ann_topic, dpub, dsub;
+
+static int64_t now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double since_start(void) { return (double)(now_ns() - t_start) / 1e9; }
+
+static void sleep_ms(int ms)
+{
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !g_stop) {
+  }
+}
+
+static void on_signal(int sig)
+{
+  (void)sig;
+  g_stop = 1;
+}
+
+static const char *role(void) { return opt.pub ? "publisher" : "subscriber"; }
+static int my_id(void) { return opt.pub ? opt.pid : opt.sid; }
+
+static void fatal_dds(const char *what, dds_return_t rc)
+{
+  fprintf(stderr, "%s %d: %s failed: %s\n", role(), my_id(), what, dds_strretcode(rc));
+  exit(1);
+}
+
+/* ---- QoS and entities ------------------------------------------------------------- */
+
+static dds_qos_t *data_qos(bool writer, const char *tag, int id)
+{
+  dds_qos_t *q = dds_create_qos();
+  if (opt.best_effort) {
+    dds_qset_reliability(q, DDS_RELIABILITY_BEST_EFFORT, 0);
+    dds_qset_history(q, writer ? DDS_HISTORY_KEEP_LAST : DDS_HISTORY_KEEP_ALL, 1);
+  } else {
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
+    dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+  }
+  char ud[32];
+  int n = snprintf(ud, sizeof ud, "%s=%d", tag, id);
+  dds_qset_userdata(q, ud, (size_t)n);
+  return q;
+}
+
+static dds_qos_t *ann_qos(const char *tag, int id)
+{
+  dds_qos_t *q = dds_create_qos();
+  dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
+  dds_qset_durability(q, DDS_DURABILITY_TRANSIENT_LOCAL);
+  dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+  char ud[32];
+  int n = snprintf(ud, sizeof ud, "%s=%d", tag, id);
+  dds_qset_userdata(q, ud, (size_t)n);
+  return q;
+}
+
+static dds_entity_t mk_writer(dds_entity_t topic, dds_qos_t *q)
+{
+  dds_entity_t w = dds_create_writer(dpub, topic, q, NULL);
+  dds_delete_qos(q);
+  if (w < 0) fatal_dds("dds_create_writer", w);
+  return w;
+}
+
+static dds_entity_t mk_reader(dds_entity_t topic, dds_qos_t *q, dds_listener_t *l)
+{
+  dds_entity_t r = dds_create_reader(dsub, topic, q, l);
+  dds_delete_qos(q);
+  if (r < 0) fatal_dds("dds_create_reader", r);
+  return r;
+}
+
+static void create_participant(void)
+{
+  dp = dds_create_participant((dds_domainid_t)opt.domain, NULL, NULL);
+  if (dp < 0) fatal_dds("dds_create_participant (check -nic and CYCLONEDDS_URI)", dp);
+  const dds_topic_descriptor_t *desc =
+      opt.keyed ? &perftest_TestDataKeyed_t_desc : &perftest_TestData_t_desc;
+  tp_topic = dds_create_topic(dp, desc, "Throughput", NULL, NULL);
+  lat_topic = dds_create_topic(dp, desc, "Latency", NULL, NULL);
+  ann_topic = dds_create_topic(dp, &perftest_Announcement_t_desc, "Announcement", NULL, NULL);
+  if (tp_topic < 0 || lat_topic < 0 || ann_topic < 0) fatal_dds("dds_create_topic", tp_topic);
+  dds_qos_t *q = dds_create_qos();
+  const char *parts[] = {PARTITION};
+  dds_qset_partition(q, 1, parts);
+  dpub = dds_create_publisher(dp, q, NULL);
+  dsub = dds_create_subscriber(dp, q, NULL);
+  dds_delete_qos(q);
+  if (dpub < 0 || dsub < 0) fatal_dds("dds_create_publisher/subscriber", dpub < 0 ? dpub : dsub);
+}
+
+/* Marks in seen[0..n) the ids ("<tag>=<id>" in USER_DATA) of the endpoints matched by e. */
+static int matched_ids(dds_entity_t e, bool e_is_writer, const char *tag, bool *seen, int n)
+{
+  dds_instance_handle_t hs[1024];
+  dds_return_t m = e_is_writer ? dds_get_matched_subscriptions(e, hs, 1024)
+                               : dds_get_matched_publications(e, hs, 1024);
+  int count = 0;
+  memset(seen, 0, sizeof(bool) * (size_t)n);
+  if (m < 0) return 0;
+  if (m > 1024) m = 1024;
+  size_t tl = strlen(tag);
+  for (int i = 0; i < m; i++) {
+    dds_builtintopic_endpoint_t *ep = e_is_writer ? dds_get_matched_subscription_data(e, hs[i])
+                                                  : dds_get_matched_publication_data(e, hs[i]);
+    if (ep == NULL) continue;
+    void *ud = NULL;
+    size_t sz = 0;
+    if (ep->qos && dds_qget_userdata(ep->qos, &ud, &sz) && ud && sz > tl + 1 && sz < 32 &&
+        memcmp(ud, tag, tl) == 0 && ((char *)ud)[tl] == '=') {
+      char buf[32];
+      memcpy(buf, ud, sz);
+      buf[sz] = '\0';
+      int id = atoi(buf + tl + 1);
+      if (id >= 0 && id < n && !seen[id]) {
+        seen[id] = true;
+        count++;
+      }
+    }
+    dds_free(ud);
+    dds_builtintopic_free_endpoint(ep);
+  }
+  return count;
+}
+
+/* "5, 17, 44" (at most 20 ids, then "...") of the ids i in [0,n) with !ok[i]. */
+static void list_missing(const bool *ok, int n, char *out, size_t cap)
+{
+  size_t len = 0;
+  int shown = 0;
+  out[0] = '\0';
+  for (int i = 0; i < n && len + 16 < cap; i++) {
+    if (ok[i]) continue;
+    if (shown == 20) {
+      len += (size_t)snprintf(out + len, cap - len, ", ...");
+      break;
+    }
+    len += (size_t)snprintf(out + len, cap - len, "%s%d", shown ? ", " : "", i);
+    shown++;
+  }
+}
+
+static int count_true(const bool *a, int n)
+{
+  int c = 0;
+  for (int i = 0; i < n; i++) c += a[i];
+  return c;
+}
+
+/* ---- latency bookkeeping (publisher 0) ---------------------------------------------- */
+
+static struct {
+  pthread_mutex_t m;
+  pthread_cond_t c;
+  double *v;
+  size_t n, cap;
+  double sum, sumsq, min, max;
+  uint64_t *per_sub;
+  uint64_t last_echo_seq;
+  bool have_echo;
+  FILE *file;
+} lat = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
+
+static void on_echo(dds_entity_t rd, void *arg)
+{
+  (void)arg;
+  void *buf[TAKE_N];
+  dds_sample_info_t info[TAKE_N];
+  for (;;) {
+    buf[0] = NULL;
+    int n = dds_take(rd, buf, info, TAKE_N, TAKE_N);
+    if (n <= 0) break;
+    int64_t t = now_ns();
+    for (int i = 0; i < n; i++) {
+      const perftest_TestData_t *s = buf[i];
+      if (!info[i].valid_data || s->kind != KIND_ECHO) continue;
+      double us = (double)(t - s->ts) / 2000.0;
+      if (us < 0) us = 0;
+      pthread_mutex_lock(&lat.m);
+      if (lat.n == lat.cap) {
+        size_t nc = lat.cap ? lat.cap * 2 : 4096;
+        double *nv = realloc(lat.v, nc * sizeof *nv);
+        if (nv == NULL) abort();
+        lat.v = nv;
+        lat.cap = nc;
+      }
+      lat.v[lat.n++] = us;
+      lat.sum += us;
+      lat.sumsq += us * us;
+      if (lat.n == 1 || us < lat.min) lat.min = us;
+      if (lat.n == 1 || us > lat.max) lat.max = us;
+      if (s->sub_id >= 0 && s->sub_id < opt.num_subs) lat.per_sub[s->sub_id]++;
+      if (lat.file) fprintf(lat.file, "%.1f\n", us);
+      lat.last_echo_seq = s->seq;
+      lat.have_echo = true;
+      size_t cnt = lat.n;
+      double ave = lat.sum / (double)cnt;
+      double var = lat.sumsq / (double)cnt - ave * ave;
+      pt_latency_info_t li = {.latency = (unsigned long)llround(us),
+                              .average = ave,
+                              .std = var > 0 ? sqrt(var) : 0.0,
+                              .minimum = (unsigned long)llround(lat.min),
+                              .maximum = (unsigned long)llround(lat.max)};
+      pthread_cond_broadcast(&lat.c);
+      pthread_mutex_unlock(&lat.m);
+      if (opt.print_intervals) {
+        if (cnt == 1) pr_latency_header();
+        li.cpu = opt.cpu ? pr_cpu_instant() : 0.0;
+        pr_latency_interval(&li);
+      }
+    }
+    dds_return_loan(rd, buf, n);
+    if (n < TAKE_N) break;
+  }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void print_latency_summary(void)
+{
+  pthread_mutex_lock(&lat.m);
+  size_t n = lat.n;
+  if (n == 0) {
+    pthread_mutex_unlock(&lat.m);
+    fprintf(stderr, "publisher 0: no echo (pong) received: no latency summary; increase the run "
+                    "length or lower -latencyCount\n");
+    return;
+  }
+  qsort(lat.v, n, sizeof *lat.v, cmp_double);
+  double ave = lat.sum / (double)n, var = lat.sumsq / (double)n - ave * ave;
+#define PCT(num, den) ((unsigned long)llround(lat.v[(size_t)((double)n * (num) / (den))]))
+  pt_latency_info_t li = {.average = ave,
+                          .std = var > 0 ? sqrt(var) : 0.0,
+                          .minimum = (unsigned long)llround(lat.min),
+                          .maximum = (unsigned long)llround(lat.max),
+                          .p50 = PCT(50, 100),
+                          .p90 = PCT(90, 100),
+                          .p99 = PCT(99, 100),
+                          .p9999 = PCT(9999, 10000),
+                          .p999999 = PCT(999999, 1000000)};
+#undef PCT
+  char per[4096];
+  size_t len = 0;
+  for (int i = 0; i < opt.num_subs && len + 32 < sizeof per; i++)
+    len += (size_t)snprintf(per + len, sizeof per - len, "%s%d:%" PRIu64, i ? " " : "", i,
+                            lat.per_sub[i]);
+  pthread_mutex_unlock(&lat.m);
+  li.cpu = opt.cpu ? pr_cpu_instant() : 0.0;
+  pr_latency_summary(&li);
+  fprintf(stderr, "publisher 0: %zu latency samples; echoes per subscriber: %s\n", n, per);
+}
+
+/* ---- publisher ---------------------------------------------------------------------- */
+
+static void poll_announcements(dds_entity_t rd, bool *ready, bool *acked)
+{
+  void *buf[TAKE_N];
+  dds_sample_info_t info[TAKE_N];
+  for (;;) {
+    buf[0] = NULL;
+    int n = dds_take(rd, buf, info, TAKE_N, TAKE_N);
+    if (n <= 0) return;
+    for (int i = 0; i < n; i++) {
+      const perftest_Announcement_t *a = buf[i];
+      if (!info[i].valid_data || a->sub_id < 0 || a->sub_id >= opt.num_subs) continue;
+      if (a->kind == ANN_READY) ready[a->sub_id] = true;
+      else if (a->kind == ANN_FINISHED_ACK && a->pub_id == opt.pid) acked[a->sub_id] = true;
+    }
+    dds_return_loan(rd, buf, n);
+    if (n < TAKE_N) return;
+  }
+}
+
+static int run_publisher(void)
+{
+  int ns = opt.num_subs;
+  bool *ready = calloc((size_t)ns, sizeof(bool)), *acked = calloc((size_t)ns, sizeof(bool));
+  bool *tp_m = calloc((size_t)ns, sizeof(bool)), *lat_m = calloc((size_t)ns, sizeof(bool));
+  bool *ok = calloc((size_t)ns, sizeof(bool));
+  lat.per_sub = calloc((size_t)ns, sizeof(uint64_t));
+  if (!ready || !acked || !tp_m || !lat_m || !ok || !lat.per_sub) abort();
+
+  dds_qos_t *wq = data_qos(true, "pub", opt.pid);
+  bool batching = opt.batch_size != 0;
+  dds_write_set_batch(batching); /* Cyclone 0.10: global switch (Internal/WriteBatch) */
+  dds_entity_t wr = mk_writer(tp_topic, wq);
+  dds_entity_t ann = mk_reader(ann_topic, ann_qos("pub", opt.pid), NULL);
+  dds_entity_t lrd = 0;
+  if (opt.pid == 0) {
+    if (opt.latency_file) {
+      lat.file = fopen(opt.latency_file, "w");
+      if (lat.file == NULL) {
+        fprintf(stderr, "publisher 0: cannot write -latencyFile %s: %s\n", opt.latency_file,
+                strerror(errno));
+        return 2;
+      }
+    }
+    dds_listener_t *l = dds_create_listener(NULL);
+    dds_lset_data_available(l, on_echo);
+    lrd = mk_reader(lat_topic, data_qos(false, "pub", opt.pid), l);
+    dds_delete_listener(l);
+  }
+
+  /* Discovery: every subscriber announced, and matched on Throughput (and Latency). */
+  fprintf(stderr, "publisher %d: waiting for %d subscribers (timeout %g s)\n", opt.pid, ns,
+          opt.discovery_timeout);
+  int64_t t0 = now_ns(), next_progress = t0 + 5000000000LL;
+  bool complete = false;
+  while (!g_stop) {
+    poll_announcements(ann, ready, acked);
+    matched_ids(wr, true, "sub", tp_m, ns);
+    if (lrd) matched_ids(lrd, false, "sub", lat_m, ns);
+    for (int i = 0; i < ns; i++) ok[i] = ready[i] && tp_m[i] && (lrd == 0 || lat_m[i]);
+    if (count_true(ok, ns) == ns) {
+      complete = true;
+      break;
+    }
+    int64_t t = now_ns();
+    if (t - t0 > (int64_t)(opt.discovery_timeout * 1e9)) break;
+    if (t >= next_progress) {
+      fprintf(stderr, "publisher %d: %.0f s: %d of %d subscribers announced, %d matched\n",
+              opt.pid, since_start(), count_true(ready, ns), ns, count_true(tp_m, ns));
+      next_progress += 5000000000LL;
+    }
+    sleep_ms(ns > 20 ? 200 : 20);
+  }
+  if (!complete && !g_stop) {
+    char miss[512];
+    list_missing(ok, ns, miss, sizeof miss);
+    fprintf(stderr,
+            "publisher %d of %d saw %d of %d subscribers within %g s: missing %s "
+            "(announced %d, Throughput matched %d%s)\n",
+            opt.pid, opt.num_pubs, count_true(ok, ns), ns, opt.discovery_timeout, miss,
+            count_true(ready, ns), count_true(tp_m, ns), lrd ? ", Latency matched" : "");
+    if (lrd) fprintf(stderr, "publisher 0: Latency reader matched %d of %d echo writers\n",
+                     count_true(lat_m, ns), ns);
+    if (lat.file) fclose(lat.file);
+    return 1;
+  }
+  if (complete)
+    fprintf(stderr, "publisher %d: discovery complete: %d subscribers after %.2f s (process start)\n",
+            opt.pid, ns, since_start());
+
+  /* Send loop. */
+  size_t payload = (size_t)(opt.data_len - PT_OVERHEAD_BYTES);
+  perftest_TestData_t s;
+  memset(&s, 0, sizeof s);
+  s.pub_id = opt.pid;
+  s.sub_id = -1;
+  s.bin_data._buffer = calloc(payload ? payload : 1, 1);
+  s.bin_data._length = s.bin_data._maximum = (uint32_t)payload;
+  s.bin_data._release = false;
+  long long batched = 0;
+  uint64_t seq = 0, pings = 0;
+  int64_t t_send = now_ns();
+  int64_t t_end = opt.exec_time > 0 ? t_send + (int64_t)(opt.exec_time * 1e9) : INT64_MAX;
+  int64_t t_giveup = opt.exec_time > 0 ? t_end + (int64_t)(opt.finish_timeout * 1e9) : INT64_MAX;
+  int rc = 0;
+  while (!g_stop) {
+    if ((seq & 63) == 0 || opt.latency_test) {
+      if (now_ns() >= t_end) break;
+    }
+    if (opt.num_iter > 0 && seq >= (uint64_t)opt.num_iter) break;
+    s.seq = seq;
+    s.kind = KIND_DATA;
+    s.key = opt.keyed ? (int32_t)(seq % (uint64_t)opt.instances) : 0;
+    bool ping = opt.pid == 0 && (seq % (uint64_t)opt.latency_count) == 0;
+    s.ping_to = ping ? (int32_t)(pings % (uint64_t)ns) : -1;
+    if (ping) s.ts = now_ns();
+    dds_return_t w;
+    while ((w = dds_write(wr, &s)) == DDS_RETCODE_TIMEOUT && !g_stop && now_ns() < t_giveup) {
+    }
+    if (w == DDS_RETCODE_TIMEOUT) break;
+    if (w < 0) {
+      fprintf(stderr, "publisher %d: dds_write failed: %s\n", opt.pid, dds_strretcode(w));
+      rc = 1;
+      break;
+    }
+    if (batching) {
+      batched += opt.data_len;
+      if (ping || (opt.batch_size > 0 && batched >= opt.batch_size)) {
+        dds_write_flush(wr);
+        batched = 0;
+      }
+    }
+    if (ping) pings++;
+    seq++;
+    if (opt.latency_test) {
+      /* Blocking latency test: wait for this ping's echo (bounded). */
+      int64_t deadline = now_ns() + (opt.best_effort ? 100000000LL : 1000000000LL);
+      pthread_mutex_lock(&lat.m);
+      while (!(lat.have_echo && lat.last_echo_seq == s.seq) && !g_stop && now_ns() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10000000;
+        if (ts.tv_nsec >= 1000000000) {
+          ts.tv_sec++;
+          ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&lat.c, &lat.m, &ts);
+      }
+      pthread_mutex_unlock(&lat.m);
+    }
+  }
+  if (batching) dds_write_flush(wr);
+  double secs = (double)(now_ns() - t_send) / 1e9;
+  fprintf(stderr, "publisher %d: sent %" PRIu64 " samples (%" PRIu64 " pings) in %.2f s%s\n",
+          opt.pid, seq, pings, secs, g_stop ? " (interrupted)" : "");
+
+  /* FINISHED exchange: repeat until every subscriber acknowledged (bounded). */
+  s.kind = KIND_FINISHED;
+  s.ping_to = -1;
+  s.seq = seq;
+  int64_t fin_deadline = now_ns() + (int64_t)((g_stop ? 1.0 : opt.finish_timeout) * 1e9);
+  int64_t next_fin = 0;
+  while (now_ns() < fin_deadline) {
+    if (now_ns() >= next_fin) {
+      dds_write(wr, &s);
+      if (batching) dds_write_flush(wr);
+      next_fin = now_ns() + 500000000LL;
+    }
+    poll_announcements(ann, ready, acked);
+    if (count_true(acked, ns) == ns) break;
+    sleep_ms(20);
+  }
+  if (count_true(acked, ns) != ns && !g_stop) {
+    char miss[512];
+    list_missing(acked, ns, miss, sizeof miss);
+    fprintf(stderr,
+            "publisher %d of %d: %d of %d subscribers acknowledged FINISHED within %g s: missing "
+            "%s\n",
+            opt.pid, opt.num_pubs, count_true(acked, ns), ns, opt.finish_timeout, miss);
+    rc = 1;
+  }
+  if (opt.pid == 0) {
+    if (lrd) dds_set_listener(lrd, NULL);
+    print_latency_summary();
+  }
+  pr_end();
+  if (lat.file) fclose(lat.file);
+  free(s.bin_data._buffer);
+  free(ready);
+  free(acked);
+  free(tp_m);
+  free(lat_m);
+  free(ok);
+  return rc;
+}
+
+/* ---- subscriber --------------------------------------------------------------------- */
+
+static struct {
+  pthread_mutex_t m;
+  uint64_t *expected;
+  atomic_int *finished;
+  _Atomic uint64_t received, lost, echoes;
+  _Atomic int64_t first_ns, last_ns;
+  dds_entity_t echo_wr;
+} sub = {.m = PTHREAD_MUTEX_INITIALIZER};
+
+static void on_data(dds_entity_t rd, void *arg)
+{
+  (void)arg;
+  void *buf[TAKE_N];
+  dds_sample_info_t info[TAKE_N];
+  for (;;) {
+    buf[0] = NULL;
+    int n = dds_take(rd, buf, info, TAKE_N, TAKE_N);
+    if (n <= 0) break;
+    int64_t t = now_ns();
+    uint64_t got = 0, lost = 0;
+    pthread_mutex_lock(&sub.m);
+    for (int i = 0; i < n; i++) {
+      const perftest_TestData_t *s = buf[i];
+      if (!info[i].valid_data || s->pub_id < 0 || s->pub_id >= opt.num_pubs) continue;
+      if (s->kind == KIND_FINISHED) {
+        atomic_store(&sub.finished[s->pub_id], 1);
+        continue;
+      }
+      if (s->kind != KIND_DATA) continue;
+      got++;
+      uint64_t *e = &sub.expected[s->pub_id];
+      if (s->seq > *e) lost += s->seq - *e;
+      if (s->seq >= *e) *e = s->seq + 1;
+      if (s->ping_to == opt.sid) {
+        perftest_TestData_t echo = *s;
+        echo.kind = KIND_ECHO;
+        echo.sub_id = opt.sid;
+        echo.ping_to = -1;
+        dds_write(sub.echo_wr, &echo);
+        sub.echoes++;
+      }
+    }
+    pthread_mutex_unlock(&sub.m);
+    if (got) {
+      int64_t zero = 0;
+      atomic_compare_exchange_strong(&sub.first_ns, &zero, t);
+      sub.last_ns = t;
+      sub.received += got;
+      sub.lost += lost;
+    }
+    dds_return_loan(rd, buf, n);
+    if (n < TAKE_N) break;
+  }
+}
+
+static void announce(dds_entity_t w, int kind, int pub_id)
+{
+  perftest_Announcement_t a = {.sub_id = opt.sid, .kind = kind, .pub_id = pub_id};
+  dds_return_t rc = dds_write(w, &a);
+  if (rc < 0) fprintf(stderr, "subscriber %d: announcement failed: %s\n", opt.sid, dds_strretcode(rc));
+}
+
+static void sub_summary(void)
+{
+  uint64_t pk = sub.received, lost = sub.lost;
+  int64_t span = sub.last_ns - sub.first_ns;
+  pt_throughput_info_t ti = {.packets = pk, .lost = lost};
+  double us = (double)span / 1000.0;
+  if (us > 0) {
+    ti.packets_per_s = (unsigned long long)((double)pk * 1e6 / us);
+    ti.mbps_ave = (double)pk * opt.data_len * 1e6 / us * 8.0 / 1e6;
+  }
+  ti.lost_percent = pk + lost ? (double)lost * 100.0 / (double)(pk + lost) : 0.0;
+  ti.cpu = opt.cpu ? pr_cpu_instant() : 0.0;
+  pr_throughput_summary(&ti);
+  pr_end();
+  fprintf(stderr, "subscriber %d: received %" PRIu64 " samples, lost %" PRIu64 ", echoed %" PRIu64
+                  " pings\n",
+          opt.sid, pk, lost, (uint64_t)sub.echoes);
+}
+
+static int run_subscriber(void)
+{
+  int np = opt.num_pubs;
+  sub.expected = calloc((size_t)np, sizeof(uint64_t));
+  sub.finished = calloc((size_t)np, sizeof(atomic_int));
+  bool *tp_m = calloc((size_t)np, sizeof(bool)), *ann_m = calloc((size_t)np, sizeof(bool));
+  bool *ok = calloc((size_t)np, sizeof(bool)), *was = calloc((size_t)np, sizeof(bool));
+  bool *acked = calloc((size_t)np, sizeof(bool)), *gone = calloc((size_t)np, sizeof(bool));
+  bool lat_m[1];
+  if (!sub.expected || !sub.finished || !tp_m || !ann_m || !ok || !was || !acked || !gone) abort();
+
+  sub.echo_wr = mk_writer(lat_topic, data_qos(true, "sub", opt.sid));
+  dds_entity_t ann = mk_writer(ann_topic, ann_qos("sub", opt.sid));
+  dds_listener_t *l = dds_create_listener(NULL);
+  dds_lset_data_available(l, on_data);
+  dds_entity_t rd = mk_reader(tp_topic, data_qos(false, "sub", opt.sid), l);
+  dds_delete_listener(l);
+
+  fprintf(stderr, "subscriber %d: waiting for %d publishers (timeout %g s)\n", opt.sid, np,
+          opt.discovery_timeout);
+  int64_t t0 = now_ns(), next_progress = t0 + 5000000000LL;
+  bool complete = false;
+  while (!g_stop) {
+    matched_ids(rd, false, "pub", tp_m, np);
+    matched_ids(ann, true, "pub", ann_m, np);
+    matched_ids(sub.echo_wr, true, "pub", lat_m, 1);
+    for (int i = 0; i < np; i++) ok[i] = tp_m[i] && ann_m[i] && (i != 0 || lat_m[0]);
+    if (count_true(ok, np) == np) {
+      complete = true;
+      break;
+    }
+    int64_t t = now_ns();
+    if (t - t0 > (int64_t)(opt.discovery_timeout * 1e9)) break;
+    if (t >= next_progress) {
+      fprintf(stderr, "subscriber %d: %.0f s: matched %d of %d publishers\n", opt.sid,
+              since_start(), count_true(ok, np), np);
+      next_progress += 5000000000LL;
+    }
+    sleep_ms(np > 20 ? 200 : 20);
+  }
+  if (!complete && !g_stop) {
+    char miss[512];
+    list_missing(ok, np, miss, sizeof miss);
+    fprintf(stderr, "subscriber %d of %d saw %d of %d publishers within %g s: missing %s\n",
+            opt.sid, opt.num_subs, count_true(ok, np), np, opt.discovery_timeout, miss);
+    return 1;
+  }
+  if (complete) {
+    fprintf(stderr, "subscriber %d: discovery complete: %d publishers after %.2f s (process start)\n",
+            opt.sid, np, since_start());
+    announce(ann, ANN_READY, -1);
+  }
+  memcpy(was, ok, sizeof(bool) * (size_t)np);
+
+  /* Receive loop: one interval row per second once data flows. */
+  int rc = 0;
+  int64_t t_announce = now_ns(), last_data_seen = t_announce;
+  int64_t prev_t = 0;
+  uint64_t prev_pk = 0, last_seen_pk = 0, ave_count = 0;
+  double mps_ave = 0, bps_ave = 0;
+  int64_t idle_limit = (int64_t)((opt.discovery_timeout + opt.finish_timeout) * 1e9);
+  int tick = 0;
+  while (!g_stop && complete) {
+    sleep_ms(50);
+    int64_t t = now_ns();
+    uint64_t pk = sub.received;
+    if (pk != last_seen_pk) {
+      last_seen_pk = pk;
+      last_data_seen = t;
+    }
+    if (prev_t == 0 && sub.first_ns != 0) {
+      prev_t = sub.first_ns;
+      if (opt.print_intervals) pr_throughput_header();
+    }
+    if (prev_t != 0 && t - prev_t >= 1000000000LL) {
+      double dt = (double)(t - prev_t) / 1e9;
+      uint64_t mps = (uint64_t)((double)(pk - prev_pk) / dt);
+      double bps = (double)mps * opt.data_len;
+      ave_count++;
+      mps_ave += ((double)mps - mps_ave) / (double)ave_count;
+      bps_ave += (bps - bps_ave) / (double)ave_count;
+      uint64_t lost = sub.lost;
+      if (opt.print_intervals && pk > 0) {
+        pt_throughput_info_t ti = {.packets = pk,
+                                   .packets_per_s = mps,
+                                   .packets_ave = mps_ave,
+                                   .mbps = bps * 8.0 / 1e6,
+                                   .mbps_ave = bps_ave * 8.0 / 1e6,
+                                   .lost = lost,
+                                   .lost_percent =
+                                       pk + lost ? (double)lost * 100.0 / (double)(pk + lost) : 0.0,
+                                   .cpu = opt.cpu ? pr_cpu_instant() : 0.0};
+        pr_throughput_interval(&ti);
+      }
+      prev_t = t;
+      prev_pk = pk;
+    }
+    /* FINISHED acknowledgements and vanished publishers (every ~0.25 s). */
+    if (++tick % 5 != 0) continue;
+    int done = 0;
+    matched_ids(rd, false, "pub", tp_m, np);
+    for (int i = 0; i < np; i++) {
+      if (atomic_load(&sub.finished[i])) {
+        if (!acked[i]) {
+          announce(ann, ANN_FINISHED_ACK, i);
+          acked[i] = true;
+        }
+        done++;
+      } else if (was[i] && !tp_m[i]) {
+        gone[i] = true;
+        done++;
+      }
+    }
+    if (done == np) break;
+    if (t - last_data_seen > idle_limit) {
+      char miss[512];
+      for (int i = 0; i < np; i++) ok[i] = atomic_load(&sub.finished[i]) != 0;
+      list_missing(ok, np, miss, sizeof miss);
+      fprintf(stderr, "subscriber %d of %d: no data for %.0f s; publishers not finished: %s\n",
+              opt.sid, opt.num_subs, (double)(t - last_data_seen) / 1e9, miss);
+      rc = 1;
+      break;
+    }
+  }
+  if (count_true(gone, np) > 0) {
+    char miss[512];
+    for (int i = 0; i < np; i++) ok[i] = !gone[i];
+    list_missing(ok, np, miss, sizeof miss);
+    fprintf(stderr, "subscriber %d of %d: publishers vanished before FINISHED: %s\n", opt.sid,
+            opt.num_subs, miss);
+    rc = 1;
+  }
+  dds_set_listener(rd, NULL);
+  sub_summary();
+  dds_wait_for_acks(ann, DDS_SECS(1));
+  free(tp_m);
+  free(ann_m);
+  free(ok);
+  free(was);
+  free(acked);
+  free(gone);
+  return g_stop ? 0 : rc;
+}
+
+int main(int argc, char **argv)
+{
+  t_start = now_ns();
+  setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+  pt_parse_options(argc, argv, &opt);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  fprintf(stderr,
+          "perftest_cyclone (Cyclone DDS %s): %s %d of %d, %d publishers, %d subscribers, "
+          "dataLen %d, %s, latencyCount %lld, %s%s, domain %d\n",
+          DDS_VERSION, role(), my_id(), opt.pub ? opt.num_pubs : opt.num_subs, opt.num_pubs,
+          opt.num_subs, opt.data_len, opt.best_effort ? "best effort" : "strict reliable",
+          opt.latency_count, opt.latency_test ? "latency test" : "throughput test",
+          opt.keyed ? ", keyed" : "", opt.domain);
+  if (opt.batch_size < 0)
+    fprintf(stderr, "config: write batching on (datagrams filled up to Cyclone's MaxMessageSize; "
+                    "pings flushed at once)\n");
+  else if (opt.batch_size > 0)
+    fprintf(stderr, "config: write batching on, flushed every -batchSize %d bytes and at each ping\n",
+            opt.batch_size);
+  else
+    fprintf(stderr, "config: write batching off (-batchSize 0)\n");
+  if (opt.multicast)
+    fprintf(stderr, "config: multicast groups: Throughput %s, Latency %s, Announcement %s, TTL 32\n",
+            opt.mcast_addr[0], opt.mcast_addr[1], opt.mcast_addr[2]);
+  pt_apply_config(&opt);
+  pr_init(opt.format, opt.print_intervals, opt.cpu, opt.data_len);
+  create_participant();
+  int rc = opt.pub ? run_publisher() : run_subscriber();
+  fflush(stdout);
+  dds_delete(dp);
+  fprintf(stderr, "%s %d: exit %d after %.2f s\n", role(), my_id(), rc, since_start());
+  return rc;
+}

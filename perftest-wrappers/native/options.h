@@ -1,0 +1,51 @@
+/* Command line of the native agent: RTI Perftest 4.x names plus documented extensions. */
+#ifndef PERFTEST_OPTIONS_H
+#define PERFTEST_OPTIONS_H
+
+#include <stdbool.h>
+
+#define PT_MAX_PEERS 256
+#define PT_OVERHEAD_BYTES 28 /* Perftest's minimum -dataLen */
+#define PT_MAX_DATALEN (16 * 1024 * 1024)
+
+typedef enum { FMT_CSV, FMT_JSON, FMT_LEGACY } pt_format_t;
+
+typedef struct {
+  bool pub, sub;
+  int pid, sid;
+  int num_pubs, num_subs;
+  int data_len;
+  long long latency_count;
+  bool latency_count_set;
+  double exec_time;          /* seconds, 0 = none */
+  long long num_iter;        /* 0 = none */
+  bool best_effort;
+  bool multicast;
+  char mcast_addr[3][16];    /* throughput, latency, announcement */
+  char nic[64];
+  const char *peers[PT_MAX_PEERS];
+  int npeers;
+  int domain;
+  bool latency_test;
+  bool print_intervals;
+  pt_format_t format;
+  bool cpu;
+  const char *latency_file;
+  int batch_size;            /* -1 = not given (0: no batching) */
+  int send_queue_size;       /* -1 = not given */
+  bool keyed;
+  int instances;
+  /* mcastlab extensions */
+  double discovery_timeout;  /* -discoveryTimeout S */
+  double finish_timeout;     /* -finishTimeout S */
+  double lease_duration;     /* -leaseDuration S */
+  double spdp_interval;      /* -spdpInterval S */
+  int max_participant_index; /* -maxParticipantIndex N (unicast discovery) */
+  bool print_config;         /* -noPrintConfig clears it */
+} pt_options_t;
+
+/* Parses argv; on error prints one line to stderr and exits with status 2.
+   "-help" prints usage and exits 0. */
+void pt_parse_options(int argc, char **argv, pt_options_t *o);
+
+#endif

@@ -1,0 +1,146 @@
+"""A small, self-cleaning network of ``ip netns`` namespaces on one Linux bridge.
+
+::
+
+        ns h1 (10.T.0.1)   ns h2 (10.T.0.2)  ...  ns hN (10.T.0.N)
+            | eth0              | eth0                  | eth0
+            +------ v<tag>N ----+------ bridge b<tag> ---+        (root namespace)
+
+Every name carries a per-instance tag; everything created is recorded and removed by
+name (processes by pid) in :meth:`NetLab.close`, also when a test fails. Each namespace
+has ``lo`` up and a route ``224.0.0.0/4 dev eth0`` so multicast stays on the lab link.
+
+Example (as root)::
+
+    with NetLab(2) as lab:
+        lab.run(0, ["ping", "-c1", lab.ip(1)])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from typing import IO, Any
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ip", *args], check=check, capture_output=True, text=True)
+
+
+class NetLab:
+    """N namespaces ``pt<tag>h<i>`` joined by bridge ``pt<tag>br``; addresses 10.<x>.<y>.<i+1>/16."""
+
+    def __init__(self, hosts: int, tag: str | None = None) -> None:
+        self.tag = tag or secrets.token_hex(3)
+        self.n = hosts
+        # A /16 per instance, derived from the tag, so concurrent labs never share a subnet.
+        x = int(self.tag, 16)
+        self._net = f"10.{200 + x % 50}.{(x >> 8) % 256}"
+        self.namespaces: list[str] = []
+        self.links: list[str] = []
+        self.bridge: str | None = None
+        self.procs: list[subprocess.Popen[Any]] = []
+        self.qdiscs: list[tuple[str, str]] = []
+
+    # ---- lifecycle ------------------------------------------------------------------
+    def __enter__(self) -> NetLab:
+        try:
+            self._build()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def ns(self, i: int) -> str:
+        return f"pt{self.tag}h{i}"
+
+    def ip(self, i: int) -> str:
+        return f"{self._net}.{i + 1}"
+
+    def _build(self) -> None:
+        br = f"pt{self.tag}br"
+        _ip("link", "add", br, "type", "bridge")
+        self.bridge = br
+        # No IGMP snooping: multicast is flooded on the bridge (a plain switched LAN).
+        subprocess.run(["ip", "link", "set", br, "type", "bridge", "mcast_snooping", "0"],
+                       check=True, capture_output=True)
+        _ip("link", "set", br, "up")
+        for i in range(self.n):
+            ns = self.ns(i)
+            _ip("netns", "add", ns)
+            self.namespaces.append(ns)
+            outer = f"pt{self.tag}v{i}"
+            _ip("link", "add", outer, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            self.links.append(outer)
+            _ip("link", "set", outer, "master", br)
+            _ip("link", "set", outer, "up")
+            for cmd in (
+                ["addr", "add", f"{self.ip(i)}/16", "dev", "eth0"],
+                ["link", "set", "eth0", "up"],
+                ["link", "set", "lo", "up"],
+                ["route", "add", "224.0.0.0/4", "dev", "eth0"],
+            ):
+                _ip("-n", ns, *cmd)
+
+    def close(self) -> None:
+        """Stop recorded processes, then remove recorded links, bridge and namespaces."""
+        for p in self.procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+        for p in self.procs:
+            with contextlib.suppress(Exception):
+                p.wait(timeout=10)
+        self.procs.clear()
+        for link in self.links:
+            _ip("link", "del", link, check=False)
+        self.links.clear()
+        if self.bridge:
+            _ip("link", "del", self.bridge, check=False)
+            self.bridge = None
+        for ns in self.namespaces:
+            _ip("netns", "del", ns, check=False)
+        self.namespaces.clear()
+
+    # ---- processes ------------------------------------------------------------------
+    def popen(self, i: int, argv: Sequence[str], stdout: IO[Any] | int | None = subprocess.PIPE,
+              stderr: IO[Any] | int | None = subprocess.PIPE,
+              env: dict[str, str] | None = None) -> subprocess.Popen[Any]:
+        """Start argv in namespace i, in its own process group; the pid is recorded."""
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns(i), *argv], stdout=stdout,
+                             stderr=stderr, text=True, start_new_session=True, env=env)
+        self.procs.append(p)
+        return p
+
+    def run(self, i: int, argv: Sequence[str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["ip", "netns", "exec", self.ns(i), *argv], capture_output=True,
+                              text=True, timeout=timeout)
+
+    def limit_rate(self, i: int, rate: str = "20mbit", burst: str = "32kbit",
+                   latency: str = "20ms") -> None:
+        """TBF on host i's eth0 (egress): a bandwidth-limited link (no netem here)."""
+        subprocess.run(["ip", "netns", "exec", self.ns(i), "tc", "qdisc", "add", "dev", "eth0",
+                        "root", "tbf", "rate", rate, "burst", burst, "latency", latency],
+                       check=True, capture_output=True)
+
+
+def wait_all(procs: Sequence[subprocess.Popen[Any]], timeout: float) -> float:
+    """Waits for every process; returns the elapsed seconds. Raises TimeoutError naming them."""
+    t0 = time.monotonic()
+    for p in procs:
+        left = timeout - (time.monotonic() - t0)
+        try:
+            p.wait(timeout=max(left, 0.01))
+        except subprocess.TimeoutExpired as e:
+            alive = [q.args[4:] for q in procs if q.poll() is None]
+            raise TimeoutError(f"{len(alive)} processes still running after {timeout} s: "
+                               f"{alive[:3]}") from e
+    return time.monotonic() - t0

@@ -1,0 +1,112 @@
+"""Acceptance 3: malformed scenario files each give one clear message naming the file, the
+key and the allowed values, exit status 2, and build nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import topologies
+
+GOOD = """\
+[campaign]
+name = "bad"
+[topology]
+name = "lan"
+params = { hosts = 4 }
+[agent]
+kind = "ddsperf"
+[matrix]
+participants = [1]
+modes = ["unicast"]
+execution_time = 5
+"""
+
+
+def _edit(old: str, new: str) -> str:
+    assert old in GOOD
+    return GOOD.replace(old, new)
+
+
+# (id, scenario text, key the message must name, words it must contain)
+CASES = [
+    ("unknown-table", GOOD + "[matrixx]\nx = 1\n", "matrixx",
+     ["unknown key", "allowed:", "matrix", "placement"]),
+    ("unknown-key", _edit("participants = [1]", "participant = [1]"), "matrix.participant",
+     ["unknown key", "allowed:", "participants", "publishers"]),
+    ("wrong-type", _edit("execution_time = 5", 'execution_time = "five"'),
+     "matrix.execution_time", ["wrong type", "integer"]),
+    ("zero-subscribers", _edit("participants = [1]", "publishers = [1]\nsubscribers = [0]"),
+     "matrix.subscribers", ["got 0", "allowed: counts of 1 or more"]),
+    ("bad-mode", _edit('modes = ["unicast"]', 'modes = ["broadcast"]'), "matrix.modes.0",
+     ["'broadcast'", "allowed:", "'unicast'", "'multicast'"]),
+    ("unknown-agent", _edit('kind = "ddsperf"', 'kind = "opensplice"'), "agent.kind",
+     ["'opensplice'", "allowed:", "'native'", "'ddsperf'"]),
+    ("agent-not-installed", _edit('kind = "ddsperf"', 'kind = "rti"'), "agent.kind",
+     ["not installed", "agents: native, native-asan, rti, ddsperf"]),
+    ("host-not-in-topology", GOOD + '[placement]\nhosts = ["h1", "h9"]\n', "placement",
+     ["'h9'", "allowed: h1, h2, h3, h4"]),
+    ("too-many-per-host", _edit("participants = [1]", "participants = [300]"), "matrix",
+     ["150 participants", "at most 120 per host"]),
+    ("bad-topology-param",
+     _edit("params = { hosts = 4 }", 'params = { hosts = 4, snooping = "maybe" }'),
+     "topology.params", ["snooping", "allowed: on/off"]),
+    ("unknown-topology", _edit('name = "lan"', 'name = "mesh"'), "topology.name",
+     ["'mesh'", "allowed: lan, routed"]),
+    ("unknown-capture-point", GOOD + '[capture]\npoints = ["s1-eth9"]\n', "capture.points",
+     ["'s1-eth9'", "allowed: h1-eth0", "s1-eth4"]),
+    ("toml-syntax", GOOD + "[matrix\n", "(syntax)", ["not valid TOML"]),
+]
+
+
+@pytest.fixture
+def no_build(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Fails loudly if anything tries to build a network."""
+    calls: list[object] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        calls.append(args)
+        raise AssertionError("a network was built for an invalid scenario")
+
+    monkeypatch.setattr(topologies, "build", refuse)
+    return calls
+
+
+@pytest.mark.parametrize(("text", "key", "words"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_malformed_scenario(tmp_path: Path, text: str, key: str, words: list[str],
+                            no_build: list[object], monkeypatch: pytest.MonkeyPatch,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    from mcastlab.cli import main
+
+    monkeypatch.delenv("NDDSHOME", raising=False)
+    scenario = tmp_path / "bad.toml"
+    scenario.write_text(text)
+    results = tmp_path / "results"
+    status = main(["run", str(scenario), "--results", str(results), "--no-progress"])
+    err = capsys.readouterr().err
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"mcastlab run: {scenario}: {key}: "), lines[0]
+    for w in words:
+        assert w in lines[0], f"{w!r} missing from: {lines[0]}"
+    assert not results.exists()
+    assert no_build == []
+
+
+def test_cli_exit_status_and_one_line(tmp_path: Path) -> None:
+    """The same through the installed command: exit status 2 and one line on stderr."""
+    scenario = tmp_path / "bad.toml"
+    scenario.write_text(textwrap.dedent(CASES[1][1]))
+    p = subprocess.run([sys.executable, "-m", "mcastlab.cli", "run", str(scenario), "--results",
+                        str(tmp_path / "r")], capture_output=True, text=True, timeout=60,
+                       check=False)
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and "matrix.participant" in p.stderr
+    assert p.stdout == ""
+    assert not (tmp_path / "r").exists()

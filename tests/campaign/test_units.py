@@ -1,0 +1,237 @@
+"""Pure-logic unit tests of the campaign machinery: no root, nothing built."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from experiments import agents, matrix, placement, results, tables
+from experiments.scenario import Placement, parse, validate
+from mcastlab import paths
+
+SHIPPED = sorted(paths.EXPERIMENTS_DIR.glob("*.toml"))
+
+
+def _hosts(sc, specs):
+    import topologies
+
+    return {v: topologies.host_names(s) for v, s in specs.items()}
+
+
+# ---- scenarios -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_scenarios_validate(path: Path) -> None:
+    sc, specs = validate(path, check_machine=False)
+    runs = matrix.expand(sc, _hosts(sc, specs), str(path))
+    ids = [r["run_id"] for r in runs]
+    assert len(ids) == len(set(ids)), "run ids must be unique"
+    for r in runs:
+        assert r["mode"] in ("unicast", "multicast")
+        assert set(r["placement"]) == {*(f"pub{i}" for i in range(r["publishers"])),
+                                       *(f"sub{j}" for j in range(r["subscribers"]))}
+
+
+def test_seed003_quick_is_the_study_matrix() -> None:
+    path = paths.EXPERIMENTS_DIR / "seed003-quick.toml"
+    sc, specs = validate(path, check_machine=False)
+    runs = matrix.expand(sc, _hosts(sc, specs))
+    assert len(runs) == 12
+    assert sorted({r["publishers"] for r in runs}) == [1, 3, 10, 25, 50, 75]
+    assert all(r["publishers"] == r["subscribers"] for r in runs)
+    assert {r["mode"] for r in runs} == {"unicast", "multicast"}
+    assert {(r["reliable"], r["data_len"], r["latency_count"]) for r in runs} == {(True, 100, 1000)}
+    assert {r["group"] for r in runs} == {"lan-rel-100B"}
+    # 75 x 75 on 4 hosts: 38 / 38 / 37 / 37 processes.
+    big = next(r for r in runs if r["publishers"] == 75)
+    assert sorted(placement.per_host(big["placement"]).values()) == [37, 37, 38, 38]
+
+
+def test_seed004_variants_and_quick() -> None:
+    path = paths.EXPERIMENTS_DIR / "seed004-latency.toml"
+    sc, specs = validate(path, check_machine=False)
+    runs = matrix.expand(sc, _hosts(sc, specs))
+    assert len(runs) == 13 * 2
+    same = [r for r in runs if r["placement_variant"] == "same-host"]
+    assert all(r["placement"] == {"pub0": "h1", "sub0": "h1"} for r in same)
+    assert all(r["test"] == "latency" and r["latency_count"] == 1 for r in runs)
+    assert all(r["warmup_samples"] == 100 and r["num_iter"] == 10100 for r in runs)
+    q, qspecs = validate(path, check_machine=False, quick=True)
+    assert q.campaign.name == "seed004-latency-quick"
+    assert len(matrix.expand(q, _hosts(q, qspecs))) == 6
+
+
+def test_routed_topology_variants_are_an_axis() -> None:
+    path = paths.EXPERIMENTS_DIR / "seed003-routed.toml"
+    sc, specs = validate(path, check_machine=False)
+    runs = matrix.expand(sc, _hosts(sc, specs))
+    assert len(runs) == 12 * 4
+    by_variant = {r["topology_variant"]: r["topology_params"] for r in runs}
+    assert by_variant["shared-flood"]["spt"] == "never"
+    assert by_variant["shared-flood"]["snooping"] is False
+    assert by_variant["spt-snoop"]["spt"] == "immediate"
+
+
+def test_round_robin_is_even_and_explicit_cycles() -> None:
+    hosts = ["h1", "h2", "h3", "h4"]
+    for n in (1, 3, 10, 25, 50, 75):
+        counts = placement.per_host(placement.place(Placement(), hosts, n, n))
+        assert max(counts.values()) - min(counts.values()) <= 1
+        assert sum(counts.values()) == 2 * n
+    pl = Placement(strategy="explicit", publishers=["h1"], subscribers=["h2", "h3"])
+    got = placement.place(pl, hosts, 1, 3)
+    assert got == {"pub0": "h1", "sub0": "h2", "sub1": "h3", "sub2": "h2"}
+
+
+def _cfg(**over):
+    base = {
+        "run_id": "x-1x2-multicast-r1", "agent": "native", "publishers": 1, "subscribers": 2,
+        "placement": {"pub0": "h1", "sub0": "h2", "sub1": "h1"}, "mode": "multicast",
+        "discovery": "spdp-multicast", "reliable": True, "data_len": 100, "domain": 0,
+        "latency_count": 1000, "execution_time": 10, "num_iter": None, "test": "throughput",
+        "agent_extra_args": [],
+    }
+    base.update(over)
+    return base
+
+
+def test_perftest_command_lines(tmp_path: Path) -> None:
+    procs = {p.name: p for p in agents.build(_cfg(), {"h1": "10.0.0.1", "h2": "10.0.0.2"},
+                                                tmp_path)}
+    pub, sub1 = procs["pub0"].argv, procs["sub1"].argv
+    assert pub[1:3] == ["-pub", "-pidMultiPubTest"] and "-multicast" in pub
+    assert pub[pub.index("-nic") + 1] == "10.0.0.1"
+    assert pub[pub.index("-latencyFile") + 1] == str(tmp_path / "pub0.latency.txt")
+    assert pub[pub.index("-executionTime") + 1] == "10"
+    assert sub1[sub1.index("-sidMultiSubTest") + 1] == "1"
+    assert sub1[sub1.index("-numSubscribers") + 1] == "2"
+    assert "-latencyFile" not in sub1 and "-executionTime" not in sub1
+    uni = agents.build(_cfg(mode="unicast", discovery="unicast-peers", reliable=False),
+                       {"h1": "10.0.0.1", "h2": "10.0.0.2"}, tmp_path)[0].argv
+    assert "-multicast" not in uni and "-bestEffort" in uni
+    assert [uni[i + 1] for i, a in enumerate(uni) if a == "-peer"] == ["10.0.0.1", "10.0.0.2"]
+
+
+# ---- results ---------------------------------------------------------------------------
+
+def test_atomic_write_leaves_no_temporaries(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b.json"
+    results.atomic_write_json(target, {"x": 1})
+    results.atomic_write_json(target, {"x": 2})
+    assert json.loads(target.read_text()) == {"x": 2}
+    assert [p.name for p in target.parent.iterdir()] == ["b.json"]
+
+
+def test_manifest_checksums_detect_changes(tmp_path: Path) -> None:
+    run = tmp_path / "r"
+    (run / "agents").mkdir(parents=True)
+    (run / "agents" / "pub0.stdout").write_text("hello\n")
+    results.atomic_write_json(run / "config.json", {"run_id": "r"})
+    assert results.verify(run) == (False, "no manifest")
+    man = results.write_manifest(run, {"status": "complete"})
+    assert set(man["files"]) == {"agents/pub0.stdout", "config.json"}
+    assert results.verify(run) == (True, "complete")
+    (run / "agents" / "pub0.stdout").write_text("hellO\n")
+    ok, why = results.verify(run)
+    assert not ok and "agents/pub0.stdout" in why and "sha256" in why
+    (run / "agents" / "pub0.stdout").unlink()
+    assert results.verify(run) == (False, "agents/pub0.stdout is missing")
+    results.write_manifest(run, {"status": "failed"})
+    assert results.verify(run) == (False, "manifest status 'failed'")
+
+
+def test_campaign_index_and_status(tmp_path: Path) -> None:
+    cfgs = [{"run_id": f"g-{n}x{n}-unicast-r1", "group": "g", "mode": "unicast",
+             "publishers": n, "subscribers": n} for n in (1, 3)]
+    idx = results.CampaignIndex(tmp_path, "c", "s.toml")
+    idx.set_runs(cfgs)
+    (tmp_path / cfgs[0]["run_id"]).mkdir()
+    results.write_manifest(tmp_path / cfgs[0]["run_id"], {"status": "complete"})
+    idx.update(cfgs[0]["run_id"], status="complete", attempts=1)
+    idx.update(cfgs[1]["run_id"], status="failed", attempts=2, reason="timeout")
+    st = results.campaign_status(tmp_path)
+    assert [(r["id"], r["status"]) for r in st["runs"]] == [
+        (cfgs[0]["run_id"], "complete"), (cfgs[1]["run_id"], "failed")]
+    assert st["runs"][1]["reason"] == "timeout"
+    # A new index over the same directory keeps attempts and re-reads statuses from disk.
+    idx2 = results.CampaignIndex(tmp_path, "c", "s.toml")
+    idx2.set_runs(cfgs)
+    assert idx2.get(cfgs[0]["run_id"])["status"] == "complete"
+    assert idx2.get(cfgs[1]["run_id"])["attempts"] == 2
+
+
+# ---- tables ----------------------------------------------------------------------------
+
+# A subscriber's stdout as the native agent prints it (Perftest CSV).
+SUB_CSV = (Path(__file__).parent / "data" / "perftest_sub.csv").read_text()
+
+
+def test_perftest_csv_sections_and_throughput_rows() -> None:
+    sec = tables.perftest_sections(SUB_CSV)
+    assert len(sec["throughput_intervals"]) == 3
+    assert sec["throughput_summary"][0]["Total Samples"] == 304695
+    rows = tables.throughput_rows_perftest("r", 2, sec)
+    assert [r["second"] for r in rows] == [1, 2, 3]
+    assert [r["samples"] for r in rows] == [113467, 227213 - 113467, 304695 - 227213]
+    assert [r["lost"] for r in rows] == [0, 3, 2]
+    assert rows[1]["samples_per_s"] == 113454.0 and rows[1]["mbps"] == 90.8
+    assert {r["subscriber"] for r in rows} == {2}
+
+
+def test_build_tables_schema_and_warmup(tmp_path: Path) -> None:
+    agents_dir = tmp_path / "agents"
+    agents_dir.mkdir()
+    (agents_dir / "sub0.stdout").write_text(SUB_CSV)
+    (agents_dir / "pub0.stdout").write_text("")
+    (agents_dir / "pub0.stderr").write_text("publisher 0: 5 latency samples; echoes\n")
+    (agents_dir / "pub0.latency.txt").write_text("10\n11.5\n12\n13\n14\n")
+    cfg = {"run_id": "r1", "agent": "native", "placement": {"pub0": "h1", "sub0": "h2"},
+           "warmup_samples": 2}
+    summary = tables.build_tables(tmp_path, cfg, [
+        {"process": "pub0", "host": "h1", "t_s": 1.0, "cpu_percent": 50.0, "rss_bytes": 1 << 20}])
+    assert summary["agent_latency_count"] == 5 and summary["latency_samples"] == 3
+    lat = pq.read_table(tmp_path / "tables" / "latency.parquet")
+    assert lat.schema.names == ["run_id", "sample", "latency_us"]
+    assert lat.column("latency_us").to_pylist() == [12.0, 13.0, 14.0]
+    thr = pq.read_table(tmp_path / "tables" / "throughput.parquet")
+    assert [str(t) for t in thr.schema.types] == ["string", "int32", "int32", "int64", "double",
+                                                   "double", "int64"]
+    assert thr.num_rows == 3
+    res = pq.read_table(tmp_path / "tables" / "resources.parquet").to_pylist()
+    assert res == [{"run_id": "r1", "process": "pub0", "host": "h1", "t_s": 1.0,
+                    "cpu_percent": 50.0, "rss_bytes": 1 << 20}]
+
+
+def test_ddsperf_subscriber_lines() -> None:
+    text = ("[7340] 1.000  size 100 total 1715968 lost 0 delta 1715968 lost 0 rate 1715.77 kS/s "
+            "1372.62 Mb/s (171.58 kS/s 137.26 Mb/s)\n"
+            "[7340] 2.000  size 100 total 3548905 lost 2 delta 1832937 lost 2 rate 1832.80 kS/s "
+            "1466.24 Mb/s (354.86 kS/s 283.89 Mb/s)\n")
+    rows = tables.throughput_rows_ddsperf("r", 0, text)
+    assert [(r["second"], r["samples"], r["lost"]) for r in rows] == [
+        (1, 1715968, 0), (2, 1832937, 2)]
+    assert rows[0]["samples_per_s"] == pytest.approx(1715770.0)
+
+
+def test_status_json_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mcastlab.cli import main
+
+    idx = results.CampaignIndex(tmp_path, "c", "s.toml")
+    idx.set_runs([{"run_id": "a"}, {"run_id": "b"}])
+    assert main(["status", str(tmp_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [(r["id"], r["status"]) for r in out["runs"]] == [("a", "incomplete"),
+                                                             ("b", "incomplete")]
+    assert main(["status", str(tmp_path / "nope")]) == 2
+
+
+def test_parse_shipped_quick_overrides() -> None:
+    sc = parse(paths.EXPERIMENTS_DIR / "seed001-lab.toml", quick=True)
+    assert sc.matrix.data_len == [128, 8192]
+    assert sc.matrix.iterations("throughput") == 5000
+    assert sc.timing.run_timeout == 120
+    assert os.fspath(paths.EXPERIMENTS_DIR).endswith("experiments")

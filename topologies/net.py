@@ -1,0 +1,327 @@
+"""Build a :class:`~topologies.spec.Spec` into real namespaces, veths, bridges and daemons.
+
+Every node — host, router *and switch* — gets its own network (and mount) namespace via
+Mininet's ``mnexec``, so nothing is created in the root namespace: no foreign bridge,
+OVS bridge or interface can ever be touched, and killing a node's recorded processes
+removes its namespace and links. Switch names still carry the testbed tag (``mk3zs1``)
+so Mininet's delete-before-create calls cannot match anything of another testbed.
+Every process is recorded in the ledger (pid + start time) the moment it exists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mcastlab import capabilities
+from mcastlab.ledger import Ledger
+from mcastlab.paths import STATE_DIR
+from multicast import snooping
+from topologies.spec import ConvergenceError, Spec, TopologyParamError
+
+
+class Network:
+    """A built topology. Use :func:`topologies.build` (a context manager) to get one."""
+
+    def __init__(self, spec: Spec, workdir: Path | None = None, state_dir: Path = STATE_DIR):
+        self.spec = spec
+        self.ledger = Ledger.create(state_dir)
+        self.tag = self.ledger.tag
+        self.private = state_dir / self.tag  # OVS databases and sockets
+        if workdir is None:
+            workdir = Path("/tmp") / f"mcastlab-{self.tag}"
+            self.ledger.record_dir(workdir)
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.hosts: list[str] = list(spec.hosts)
+        self.routers: list[str] = list(spec.routers)
+        self.switches: list[str] = list(spec.switches)
+        self._nodes: dict[str, Any] = {}
+        self._procs: list[subprocess.Popen] = []
+        self._ports: dict[str, list[tuple[str, str]]] = {}  # switch -> [(real port, peer)]
+        self.daemons: dict[str, Any] = {}
+        self._ovs: dict[str, Any] = {}
+        self.switch_kind = self._switch_kind()
+        self._stopped = False
+        self.querier_ready_at: dict[str, float] = {}  # switch -> monotonic time
+
+    # --- naming -----------------------------------------------------------------------
+    def real_name(self, node: str) -> str:
+        """Name of a node's Mininet object: switches carry the tag, hosts/routers do not."""
+        return f"{self.tag}{node}" if node in self.spec.switches else node
+
+    def node(self, name: str) -> Any:
+        try:
+            return self._nodes[name]
+        except KeyError:
+            known = ", ".join([*self.hosts, *self.routers, *self.switches])
+            raise KeyError(f"unknown node {name!r}; known: {known}") from None
+
+    def _switch_kind(self) -> str:
+        kind = self.spec.params.get("switch", "linuxbridge")
+        if kind == "ovs":
+            return "ovs-kernel" if capabilities.detect()["ovs-kernel"] else "ovs-user"
+        return kind
+
+    # --- processes --------------------------------------------------------------------
+    def popen(self, node: str, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen:
+        """Start `argv` inside `node`'s namespaces; the pid is recorded for cleanup."""
+        n = self.node(node)
+        kwargs.setdefault("stdin", subprocess.DEVNULL)
+        kwargs.setdefault("start_new_session", True)
+        proc = subprocess.Popen(["mnexec", "-a", str(n.pid), *argv], **kwargs)
+        self.ledger.record_proc(proc.pid, node, Path(argv[0]).name)
+        self._procs.append(proc)
+        return proc
+
+    def cmd(self, node: str, command: str) -> str:
+        """Run a short shell command in `node` and return its output (not recorded: it ends)."""
+        return self.node(node).cmd(command)
+
+    def run(self, node: str, argv: Sequence[str], timeout: float = 30) -> subprocess.CompletedProcess:
+        """Run `argv` to completion inside `node`; returns the CompletedProcess."""
+        n = self.node(node)
+        return subprocess.run(["mnexec", "-a", str(n.pid), *argv], capture_output=True, text=True,
+                              timeout=timeout, check=False)
+
+    # --- build ------------------------------------------------------------------------
+    def start(self) -> None:
+        from mininet.node import Node
+
+        spec = self.spec
+        for name in [*spec.switches, *spec.routers, *spec.hosts]:
+            opts: dict[str, Any] = {"inNamespace": True}
+            if name in spec.routers:
+                # pimd's pid file and socket live in /var/run: give each router its own.
+                run_dir = self.workdir / f"run_{name}"
+                run_dir.mkdir(parents=True, exist_ok=True)
+                opts["privateDirs"] = [("/var/run", str(run_dir))]
+            n = Node(self.real_name(name), **opts)
+            self.ledger.record_proc(n.pid, name, "shell")
+            self._nodes[name] = n
+        self._make_links()
+        self._configure_nodes()
+        for sw in spec.switches:
+            self._start_switch(sw)
+        self._start_daemons()
+
+    def _link(self, a: str, b: str, ia: str, ib: str) -> None:
+        from mininet.link import Link, TCIntf
+
+        params: dict[str, Any] = {}
+        bw = self.spec.params.get("bw")
+        if bw:
+            params = {"intf": TCIntf, "bw": bw}
+        Link(self.node(a), self.node(b), intfName1=ia, intfName2=ib, fast=True, **params)
+
+    def _make_links(self) -> None:
+        for sw, members in self.spec.switches.items():
+            real = self.real_name(sw)
+            ports = []
+            for idx, member in enumerate(members, start=1):
+                port = f"{real}-eth{idx}"
+                self._link(member, sw, f"{member}-eth0", port)
+                ports.append((port, member))
+            self._ports[sw] = ports
+        for a, b in self.spec.router_links:
+            ia = next(i for i in self.spec.addresses[a] if self._peer_of(a, i) == b)
+            ib = next(i for i in self.spec.addresses[b] if self._peer_of(b, i) == a)
+            self._link(a, b, ia, ib)
+
+    def _peer_of(self, router: str, intf: str) -> str | None:
+        """The router at the other end of a point-to-point interface (by subnet)."""
+        addr = self.spec.addresses[router][intf]
+        if not addr.startswith("10.255."):
+            return None
+        subnet = addr.rsplit(".", 1)[0]
+        for other in self.spec.routers:
+            if other != router and any(a.rsplit(".", 1)[0] == subnet
+                                       for a in self.spec.addresses[other].values()):
+                return other
+        return None
+
+    def _offload_off(self) -> bool:
+        return self.switch_kind.startswith("ovs")
+
+    def _configure_nodes(self) -> None:
+        spec = self.spec
+        igmp = spec.params.get("igmp", "3")
+        for name in [*spec.hosts, *spec.routers]:
+            lines = ["ip link set lo up"]
+            for intf, addr in spec.addresses[name].items():
+                lines.append(f"ip addr add {addr} dev {intf}")
+                lines.append(f"ip link set {intf} up")
+                lines.append(f"echo {igmp} > /proc/sys/net/ipv4/conf/{intf}/force_igmp_version")
+                if self._offload_off():
+                    lines.append(f"ethtool -K {intf} tx off rx off >/dev/null 2>&1")
+            if name in spec.hosts:
+                lines.append(f"ip route add 224.0.0.0/4 dev {name}-eth0")
+                if name in spec.gateways:
+                    lines.append(f"ip route add default via {spec.gateways[name]}")
+            else:
+                lines.append("sysctl -qw net.ipv4.ip_forward=1")
+                for intf in ["all", "default", *spec.addresses[name]]:
+                    lines.append(f"sysctl -qw net.ipv4.conf.{intf}.rp_filter=0")
+                for dst, via in spec.routes.get(name, []):
+                    lines.append(f"ip route add {dst} via {via}")
+            out = self.cmd(name, "; ".join(lines))
+            if "rror" in out or "annot" in out:
+                raise RuntimeError(f"configuring {name} failed: {out.strip()}")
+
+    def _start_switch(self, sw: str) -> None:
+        p = self.spec.params
+        real = self.real_name(sw)
+        ports = [port for port, _ in self._ports[sw]]
+        if self.switch_kind == "linuxbridge":
+            lines = [snooping.bridge_create_cmd(real, p["snooping"], p["querier"], int(p["igmp"]))]
+            lines += [f"ip link set {port} master {real} up" for port in ports]
+            lines.append(f"ip link set {real} up")
+            out = self.cmd(sw, "; ".join(lines))
+            if out.strip():
+                raise RuntimeError(f"starting bridge {sw} failed: {out.strip()}")
+            self.querier_ready_at[sw] = time.monotonic() + snooping.bridge_querier_delay(
+                p["snooping"], p["querier"])
+        else:
+            from topologies.ovs import OvsInstance
+
+            for port in ports:
+                self.cmd(sw, f"ethtool -K {port} tx off rx off >/dev/null 2>&1; "
+                             f"ip link set {port} up")
+            inst = OvsInstance(self, sw, self.private / f"ovs-{sw}")
+            self._ovs[sw] = inst
+            inst.start()
+            datapath = "system" if self.switch_kind == "ovs-kernel" else "netdev"
+            inst.add_bridge(real, ports, datapath,
+                            snooping.ovs_bridge_settings(p["snooping"], p["flood_unregistered"]))
+
+    def _start_daemons(self) -> None:
+        mode = self.spec.params.get("mrouting")
+        if not self.spec.routers or mode in (None, "none"):
+            return
+        if mode == "pimd":
+            from multicast.pimd import Pimd
+
+            for r in self.spec.routers:
+                d = Pimd(self, r)
+                d.start()
+                self.daemons[r] = d
+        elif mode == "smcroute":
+            from multicast.smcroute import Smcroute
+
+            for r in self.spec.routers:
+                d = Smcroute(self, r)
+                d.start()
+                self.daemons[r] = d
+
+    # --- API --------------------------------------------------------------------------
+    def host_ip(self, host: str) -> str:
+        if host not in self.spec.hosts:
+            raise KeyError(f"unknown host {host!r}; known: {', '.join(self.spec.hosts)}")
+        return self.spec.host_ip(host)
+
+    def capture_points(self) -> dict[str, tuple[str, str]]:
+        """{point name: (node, interface name inside that node)}.
+
+        Point names are logical (``s1-eth2``); the interface is the real one to pass to
+        tcpdump in that node (``mk3zs1-eth2`` for switch ports).
+        """
+        points: dict[str, tuple[str, str]] = {}
+        for name in [*self.spec.hosts, *self.spec.routers]:
+            for intf in self.spec.addresses[name]:
+                points[intf] = (name, intf)
+        for sw, ports in self._ports.items():
+            for port, _peer in ports:
+                points[port.replace(self.real_name(sw), sw, 1)] = (sw, port)
+        return points
+
+    def switch_ports(self, sw: str) -> list[tuple[str, str, str]]:
+        """[(logical port, real port, attached node)] of a switch."""
+        real = self.real_name(sw)
+        return [(port.replace(real, sw, 1), port, peer) for port, peer in self._ports[sw]]
+
+    def multicast_state(self) -> dict[str, Any]:
+        """JSON-able read-back: per switch mdb/settings, per router MFC/neighbours/IGMP."""
+        from multicast import convergence
+
+        state: dict[str, Any] = {"switches": {}, "routers": {}}
+        for sw in self.spec.switches:
+            state["switches"][sw] = self._switch_state(sw)
+        for r in self.spec.routers:
+            state["routers"][r] = convergence.router_state(self, r)
+        return state
+
+    def _switch_state(self, sw: str) -> dict[str, Any]:
+        real = self.real_name(sw)
+        rename = {port: port.replace(real, sw, 1) for port, _ in self._ports[sw]}
+        if self.switch_kind == "linuxbridge":
+            st = snooping.bridge_readback(lambda c: self.cmd(sw, c), real)
+            st["mdb"] = {g: [rename.get(p, p) for p in ps] for g, ps in st["mdb"].items()}
+            st["router_ports"] = [rename.get(p, p) for p in st["router_ports"]]
+            return st
+        return self._ovs[sw].readback(real, rename)
+
+    def describe(self) -> dict[str, Any]:
+        d = self.spec.describe()
+        d["tag"] = self.tag
+        d["switch_kind"] = self.switch_kind
+        d["capture_points"] = {k: list(v) for k, v in self.capture_points().items()}
+        d["daemons"] = {r: dm.describe() for r, dm in self.daemons.items()}
+        return d
+
+    def wait_converged(self, timeout: float = 60) -> dict[str, Any]:
+        """Block until routers have neighbours, RP and queriers; raises ConvergenceError."""
+        from multicast import convergence
+
+        return convergence.wait(self, timeout)
+
+    # --- teardown ---------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop every recorded process (namespaces and links vanish with them)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        for d in self.daemons.values():
+            with contextlib.suppress(Exception):
+                d.save_logs()
+        self.ledger.release()
+        for proc in self._procs:
+            with contextlib.suppress(Exception):
+                proc.wait(timeout=2)
+        for n in self._nodes.values():
+            with contextlib.suppress(Exception):
+                n.stdin.close()
+                os.close(n.slave)
+            with contextlib.suppress(Exception):
+                n.shell.wait(timeout=2)
+        if self.private.exists() and self.tag in str(self.private):
+            shutil.rmtree(self.private, ignore_errors=True)
+
+
+def check_buildable(spec: Spec) -> None:
+    """Raise TopologyParamError naming what is missing before anything is built."""
+    missing = capabilities.missing(spec.needs)
+    if missing:
+        raise TopologyParamError(f"topology {spec.family} cannot be built here: " + "; ".join(missing))
+
+
+def shell_join(argv: Sequence[str]) -> str:
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def wait_for(predicate: Any, timeout: float, interval: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())
+
+
+__all__ = ["ConvergenceError", "Network", "check_buildable"]
