@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 LIB_ENV = "MCASTLAB_DISSECT_LIB"
 
 FRAME_DTYPE = np.dtype(
@@ -29,7 +29,8 @@ FRAME_DTYPE = np.dtype(
 SUB_DTYPE = np.dtype(
     [("seq", "i8"), ("seq2", "i8"), ("frame", "u4"), ("writer_eid", "u4"), ("reader_eid", "u4"),
      ("src_prefix", "u4"), ("dst_prefix", "u4"), ("aux1", "u4"), ("aux2", "u4"), ("plen", "u4"),
-     ("octets", "u2"), ("id", "u1"), ("flags", "u1"), ("cls", "u1"), ("pad", "u1", (7,))],
+     ("octets", "u2"), ("id", "u1"), ("flags", "u1"), ("cls", "u1"), ("quoted", "u1"),
+     ("pad", "u1", (6,))],
     align=True)
 CTL_DTYPE = np.dtype(
     [("frame", "u4"), ("group", "u4"), ("src", "u4"), ("nrec", "u2"), ("proto", "u1"),
@@ -41,7 +42,7 @@ TOPIC_DTYPE = np.dtype(
 
 # frame flags / kinds / classes (mcl_dissect.h)
 F_IPV4, F_FRAG, F_REASM, F_MCAST, F_SNAPCUT, F_BAD, F_PIMREG = 1, 2, 4, 8, 16, 32, 64
-K_OTHER, K_RTPS, K_IGMP, K_PIM, K_UDP, K_NONIP = range(6)
+K_OTHER, K_RTPS, K_IGMP, K_PIM, K_UDP, K_NONIP, K_ICMP = range(7)
 C_NONE, C_DISCOVERY, C_USER = range(3)
 NO_PREFIX = 0xFFFFFFFF
 
@@ -144,8 +145,11 @@ class Dissection:
     def packets(self) -> int:
         return len(self.frames)
 
-    def rtps_counts(self) -> dict[str, int]:
-        ids, counts = np.unique(self.subs["id"], return_counts=True)
+    def rtps_counts(self, quoted: bool = True) -> dict[str, int]:
+        """Submessages by specification name. ``quoted``: include those inside datagrams
+        quoted by ICMP errors (not traffic, but tshark counts them)."""
+        subs = self.subs if quoted else self.subs[self.subs["quoted"] == 0]
+        ids, counts = np.unique(subs["id"], return_counts=True)
         return {submessage_name(int(i)): int(n) for i, n in zip(ids, counts, strict=True)}
 
     def igmp_counts(self) -> dict[str, int]:

@@ -16,8 +16,8 @@ import os
 import secrets
 import signal
 import subprocess
-import time
 from pathlib import Path
+from typing import ClassVar
 
 
 def _run(argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -157,8 +157,12 @@ class RoutedLab(Lab):
         a --- r1 ===== r2 --- b
     """
 
-    # r2 is BSR and candidate RP: r1 (the source's DR) then sends Registers to r2.
-    PIMD_CONF = {"r1": "", "r2": "bsr-candidate eth2 priority 5\nrp-candidate eth2 time 10 priority 20\n"}
+    # r2 is the RP (static on both, so r1 registers at once) and candidate BSR (bootstrap
+    # messages); r1, the source's DR, sends Registers to r2.
+    PIMD_CONF: ClassVar[dict[str, str]] = {
+        "r1": "rp-address 10.78.12.2 224.0.0.0/4\n",
+        "r2": "rp-address 10.78.12.2 224.0.0.0/4\nbsr-candidate eth2 priority 5\n",
+    }
 
     def __init__(self) -> None:
         super().__init__()
@@ -213,3 +217,51 @@ class RoutedLab(Lab):
         script = (f"mount --make-rprivate / && mount --bind {rundir} /var/run && "
                   f"exec pimd -f -c {conf}")
         return self.popen(router, ["unshare", "-m", "sh", "-c", script], stdout=log, stderr=log)
+
+
+# One real multicast stream without DDS: a sender of small RTPS-framed datagrams (RTPS
+# header + INFO_TS + DATA, seq numbers increasing) and a receiver that joins the group.
+SENDER = r"""
+import socket, struct, sys, time
+group, port, rate, dur, ttl = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, ttl)
+hdr = b"RTPS\x02\x01\x01\x10" + bytes.fromhex("0110cccccccccccccccccccc")
+end = time.time() + dur
+seq = 0
+while time.time() < end:
+    seq += 1
+    ts = struct.pack("<BBHII", 0x09, 1, 8, int(time.time()), 0)
+    body = struct.pack("<HH", 0, 16) + struct.pack(">II", 0, 0x102) + struct.pack("<iI", 0, seq)
+    body += b"\x00\x01\x00\x00" + b"x" * 64
+    s.sendto(hdr + ts + struct.pack("<BBH", 0x15, 5, len(body)) + body, (group, port))
+    time.sleep(1.0 / rate)
+"""
+RECEIVER = r"""
+import socket, struct, sys, time
+group, port, dur = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", port))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton(group) + socket.inet_aton("0.0.0.0"))
+s.settimeout(0.2)
+end, n = time.time() + dur, 0
+while time.time() < end:
+    try:
+        s.recv(65536); n += 1
+    except OSError:
+        pass
+print(n)
+"""
+
+
+def mcast_sender(lab: Lab, ns: str, group: str, port: int = 7411, rate: float = 50,
+                 duration: float = 5, ttl: int = 16) -> subprocess.Popen[bytes]:
+    return lab.popen(ns, ["python3", "-c", SENDER, group, str(port), str(rate), str(duration),
+                          str(ttl)])
+
+
+def mcast_receiver(lab: Lab, ns: str, group: str, port: int = 7411,
+                   duration: float = 5) -> subprocess.Popen[bytes]:
+    return lab.popen(ns, ["python3", "-c", RECEIVER, group, str(port), str(duration)],
+                     stdout=subprocess.PIPE)

@@ -65,6 +65,7 @@ class PointData:
     ctls: pd.DataFrame
     topics: pd.DataFrame
     bad: dict[str, int]
+    quoted: dict[str, int]  # RTPS submessages quoted inside ICMP errors, by kind
 
 
 def _guid_strings(prefixes: np.ndarray, pidx: np.ndarray, eid: np.ndarray) -> np.ndarray:
@@ -85,6 +86,7 @@ def load_point(point: str, files: Iterable[Path]) -> PointData:
     """Dissect a point's files (ring order) into frames/subs/ctls tables."""
     fr, sb, ct, tp = [], [], [], []
     bad: dict[str, int] = {}
+    quoted: dict[str, int] = {}
     offset = 0
     for f in files:
         d = dz.dissect(f)
@@ -94,17 +96,22 @@ def load_point(point: str, files: Iterable[Path]) -> PointData:
                                ("ts", "wirelen", "src", "dst", "sport", "dport", "l4len", "ipid",
                                 "nfrags", "proto", "flags", "kind", "bad")})
         frames.index = frames.index + offset
-        subs = pd.DataFrame({n: d.subs[n] for n in
+        # submessages quoted inside ICMP errors are not traffic: counted apart
+        for sid in d.subs["id"][d.subs["quoted"] != 0]:
+            name = dz.submessage_name(int(sid))
+            quoted[name] = quoted.get(name, 0) + 1
+        ds = d.subs[d.subs["quoted"] == 0]
+        subs = pd.DataFrame({n: ds[n] for n in
                              ("seq", "seq2", "frame", "writer_eid", "reader_eid", "aux1", "aux2",
                               "plen", "octets", "id", "flags", "cls")})
         subs["frame"] = subs["frame"].astype(np.int64) + offset
         # writer GUID: its prefix is the sender's for writer-side submessages and the
         # destination's (INFO_DST) for reader-side ones (ACKNACK, NACK_FRAG).
-        reader_side = np.isin(d.subs["id"], (0x06, 0x12))
-        wpre = np.where(reader_side, d.subs["dst_prefix"], d.subs["src_prefix"])
-        rpre = np.where(reader_side, d.subs["src_prefix"], d.subs["dst_prefix"])
-        subs["writer"] = _guid_strings(d.prefixes, wpre, d.subs["writer_eid"])
-        subs["reader"] = _guid_strings(d.prefixes, rpre, d.subs["reader_eid"])
+        reader_side = np.isin(ds["id"], (0x06, 0x12))
+        wpre = np.where(reader_side, ds["dst_prefix"], ds["src_prefix"])
+        rpre = np.where(reader_side, ds["src_prefix"], ds["dst_prefix"])
+        subs["writer"] = _guid_strings(d.prefixes, wpre, ds["writer_eid"])
+        subs["reader"] = _guid_strings(d.prefixes, rpre, ds["reader_eid"])
         ctls = pd.DataFrame({n: d.ctls[n] for n in
                              ("frame", "group", "src", "nrec", "proto", "type", "version", "rec",
                               "rtype")})
@@ -128,6 +135,7 @@ def load_point(point: str, files: Iterable[Path]) -> PointData:
         ctls=pd.concat(ct, ignore_index=True) if ct else pd.DataFrame(),
         topics=pd.concat(tp, ignore_index=True).drop_duplicates() if tp else empty_topics,
         bad=bad,
+        quoted=quoted,
     )
 
 
@@ -139,7 +147,7 @@ def _direction(src: pd.Series, local: set[int] | None) -> pd.Series:
 
 
 PAYLOAD_NAMES = {dz.K_OTHER: "ip_other", dz.K_RTPS: "rtps", dz.K_IGMP: "igmp", dz.K_PIM: "pim",
-                 dz.K_UDP: "udp_other", dz.K_NONIP: "non_ip"}
+                 dz.K_UDP: "udp_other", dz.K_NONIP: "non_ip", dz.K_ICMP: "icmp"}
 CLASS_NAMES = {dz.C_NONE: "none", dz.C_DISCOVERY: "discovery", dz.C_USER: "user"}
 
 
@@ -396,6 +404,7 @@ def analyse_pcaps(points: Mapping[str, list[Path]], out_dir: Path | None,
         "fragments", "topics")}
     totals_rtps: dict[str, int] = {}
     bad: dict[str, int] = {}
+    quoted: dict[str, int] = {}
     n_packets = frag_frames = user_bytes = rtps_bytes = repair_bytes = first_bytes = 0
     igmp: dict[str, int] = {"query": 0, "report": 0, "leave": 0}
     pim: dict[str, int] = {}
@@ -410,6 +419,8 @@ def analyse_pcaps(points: Mapping[str, list[Path]], out_dir: Path | None,
             local = srcs if len(srcs) == 1 else None
         for k, v in x.bad.items():
             bad[k] = bad.get(k, 0) + v
+        for k, v in x.quoted.items():
+            quoted[k] = quoted.get(k, 0) + v
         n_packets += len(x.frames)
         if x.frames.empty:
             continue
@@ -461,6 +472,7 @@ def analyse_pcaps(points: Mapping[str, list[Path]], out_dir: Path | None,
     summary = {
         "packets": int(n_packets),
         "rtps_submessages": dict(sorted(totals_rtps.items())),
+        "rtps_submessages_quoted_in_icmp": dict(sorted(quoted.items())),
         "user_data_bytes": int(user_bytes),
         "meta_bytes": int(max(rtps_bytes - user_bytes, 0)),
         "meta_share": float((rtps_bytes - user_bytes) / rtps_bytes) if rtps_bytes else 0.0,

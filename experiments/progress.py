@@ -54,7 +54,9 @@ class Progress:
 
     def eta(self) -> float | None:
         remaining = sum(self.expected[self.index:]) if self.index < len(self.expected) else 0.0
-        scale = self._spent_actual / self._spent_expected if self._spent_expected else 1.0
+        # Finished runs' actual/expected ratio, damped by a 60 s prior so the first short
+        # runs do not swing the estimate.
+        scale = (self._spent_actual + 60.0) / (self._spent_expected + 60.0)
         in_run = time.monotonic() - self.run_t0 if self.index < len(self.expected) else 0.0
         return max(remaining * scale - in_run, 0.0)
 

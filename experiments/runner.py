@@ -17,6 +17,7 @@ import contextlib
 import datetime as dt
 import fcntl
 import importlib
+import json
 import os
 import shutil
 import signal
@@ -63,6 +64,16 @@ def _optional(module: str) -> Any:
 
 class _Interrupted(BaseException):
     pass
+
+
+def _same_config(path: Path, cfg: dict[str, Any]) -> bool:
+    """Was the run on disk made with this configuration (ignoring the scenario's path)?"""
+    old = results.read_json(path)
+    if not isinstance(old, dict):
+        return False
+    norm = json.loads(json.dumps(cfg, default=str))
+    return {k: v for k, v in old.items() if k != "scenario"} == {
+        k: v for k, v in norm.items() if k != "scenario"}
 
 
 def expected_duration(cfg: dict[str, Any]) -> float:
@@ -121,6 +132,9 @@ class CampaignRunner:
                     rid = cfg["run_id"]
                     prog.start_run(i, rid)
                     ok, _why = results.verify(self.root / rid)
+                    if ok and not _same_config(self.root / rid / "config.json", cfg):
+                        prog.log(f"{rid}: the scenario changed since this run; redoing it")
+                        ok = False
                     if ok:
                         index.update(rid, status="complete", reason="")
                         prog.end_run("complete (kept from an earlier invocation)", counted=False)
@@ -289,7 +303,8 @@ class CampaignRunner:
                 sampler.start()
                 deadline = t_start + (cfg["execution_time"] or 0) + timing["run_timeout"]
                 prog.set_phase("running")
-                timed_out = self._wait(procs, deadline, prog, cfg)
+                timed_out = self._wait(procs, deadline, prog, work / "agents",
+                                       show_discovery=cfg["agent"] != "ddsperf")
                 out["agents_s"] = round(time.monotonic() - t_start, 3)
                 if timed_out:
                     out["timed_out"] = timed_out
@@ -340,9 +355,14 @@ class CampaignRunner:
         return cap.start(net, chosen, work / "pcaps", c["snaplen"], c["ring_files"], c["ring_mb"])
 
     def _wait(self, procs: dict[str, subprocess.Popen[bytes]], deadline: float,
-              prog: Progress, cfg: dict[str, Any]) -> list[str]:
-        """Wait for every process; returns the names still running at the deadline."""
+              prog: Progress, agents_dir: Path, show_discovery: bool = True) -> list[str]:
+        """Wait for every process; returns the names still running at the deadline.
+
+        The phase shows discovery (agents that matched all their peers, from their
+        stderr) until every agent has, then how many have finished.
+        """
         last = 0.0
+        matched: set[str] = set()
         while True:
             running = [n for n, p in procs.items() if p.poll() is None]
             if not running:
@@ -352,7 +372,15 @@ class CampaignRunner:
                 return running
             if now - last > 5:
                 last = now
-                prog.set_phase(f"running ({len(procs) - len(running)}/{len(procs)} done)")
+                for n in (procs.keys() - matched) if show_discovery else ():
+                    with contextlib.suppress(OSError):
+                        if "discovery complete" in (agents_dir / f"{n}.stderr").read_text(
+                                errors="replace"):
+                            matched.add(n)
+                if show_discovery and len(matched) < len(procs) and len(running) == len(procs):
+                    prog.set_phase(f"discovery ({len(matched)}/{len(procs)} matched)")
+                else:
+                    prog.set_phase(f"running ({len(procs) - len(running)}/{len(procs)} done)")
             time.sleep(0.2)
 
     @staticmethod

@@ -52,6 +52,15 @@ def agent_latency_count(stderr_text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+_DISCOVERY = re.compile(r"discovery complete: \d+ \w+ after ([\d.]+) s")
+
+
+def discovery_seconds(stderr_text: str) -> float | None:
+    """Seconds from process start until the agent matched all its peers (native agent)."""
+    m = _DISCOVERY.search(stderr_text)
+    return float(m.group(1)) if m else None
+
+
 def perftest_sections(text: str) -> dict[str, list[dict[str, Any]]]:
     """One process's stdout → {section: rows} with Perftest's column names; sections
     ``throughput_intervals``, ``throughput_summary``, ``latency_intervals``,
@@ -157,9 +166,10 @@ def build_tables(run_dir: Path, cfg: dict[str, Any], resource_rows: list[dict[st
         summary["processes"][name] = {
             k: v for k, v in sections.items() if k.endswith("summary")
         }
+        err_p = agents_dir / f"{name}.stderr"
+        err = err_p.read_text(errors="replace") if err_p.exists() else ""
+        summary.setdefault("discovery_s", {})[name] = discovery_seconds(err)
         if name == "pub0":
-            err_p = agents_dir / "pub0.stderr"
-            err = err_p.read_text(errors="replace") if err_p.exists() else ""
             summary["agent_latency_count"] = agent_latency_count(err)
     lat_all = read_latency_file(agents_dir / "pub0.latency.txt")
     warm = int(cfg.get("warmup_samples") or 0)

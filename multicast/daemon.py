@@ -8,6 +8,7 @@ the daemon starts, and the pid is recorded in the testbed ledger by ``net.popen`
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 from string import Template
 from typing import Any, ClassVar
@@ -30,6 +31,7 @@ class Daemon:
         self.net = net
         self.node = node
         self.proc: subprocess.Popen | None = None
+        self.started_at = 0.0
         base = Path(net.workdir) / f"{self.name}_{node}"
         self.conf_path = base.with_suffix(".conf")
         self.pid_path = base.with_suffix(".pid")
@@ -61,12 +63,14 @@ class Daemon:
         return Template(text).substitute(self.variables())
 
     def start(self) -> None:
+        self.log_path.write_text("")
         text = self.render()
         self.conf_path.write_text(text)
         self.check(text)
-        log = open(self.log_path, "w")  # noqa: SIM115 - owned by the daemon process
+        log = open(self.log_path, "a")  # noqa: SIM115 - append: we add state dumps too
         self.proc = self.net.popen(self.node, self.argv(), stdout=log, stderr=subprocess.STDOUT)
         log.close()
+        self.started_at = time.monotonic()
         self.pid_path.write_text(f"{self.proc.pid}\n")
 
     def running(self) -> bool:

@@ -86,10 +86,13 @@ class Network:
         return self.node(node).cmd(command)
 
     def run(self, node: str, argv: Sequence[str], timeout: float = 30) -> subprocess.CompletedProcess:
-        """Run `argv` to completion inside `node`; returns the CompletedProcess."""
+        """Run `argv` to completion inside `node`; a timeout gives returncode -9, no raise."""
         n = self.node(node)
-        return subprocess.run(["mnexec", "-a", str(n.pid), *argv], capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        try:
+            return subprocess.run(["mnexec", "-a", str(n.pid), *argv], capture_output=True,
+                                  text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired as exc:
+            return subprocess.CompletedProcess(exc.cmd, -9, "", f"timed out after {timeout} s")
 
     # --- build ------------------------------------------------------------------------
     def start(self) -> None:
@@ -183,6 +186,9 @@ class Network:
             lines = [snooping.bridge_create_cmd(real, p["snooping"], p["querier"], int(p["igmp"]))]
             lines += [f"ip link set {port} master {real} up" for port in ports]
             lines.append(f"ip link set {real} up")
+            # Router ports get all multicast (smcroute sends no PIM hello/query to learn from).
+            lines += [f"bridge link set dev {port} mcast_router 2"
+                      for port, peer in self._ports[sw] if peer in self.spec.routers]
             out = self.cmd(sw, "; ".join(lines))
             if out.strip():
                 raise RuntimeError(f"starting bridge {sw} failed: {out.strip()}")

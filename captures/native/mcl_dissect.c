@@ -42,6 +42,7 @@ enum {
     R_PIM_TRUNCATED,
     R_PIM_BAD_VERSION,
     R_PIM_REGISTER_NESTED,
+    R_ICMP_QUOTE_CUT,
     R_COUNT
 };
 
@@ -68,6 +69,7 @@ static const char *reason_names[R_COUNT] = {
     "pim_truncated",
     "pim_bad_version",
     "pim_register_nested",
+    "icmp_quote_cut",
 };
 
 int mcl_abi_version(void) { return MCL_ABI_VERSION; }
@@ -155,6 +157,7 @@ typedef struct {
     mcl_frame *cur;        /* frame being decoded */
     uint32_t curidx;
     int depth;             /* PIM Register nesting */
+    int quoted;            /* dissecting the datagram quoted by an ICMP error */
 } ctx;
 
 static void bad(ctx *c, int reason)
@@ -282,7 +285,7 @@ static void rtps(ctx *c, const uint8_t *p, size_t len)
     uint32_t dst_prefix = UINT32_MAX;
     size_t off = 20;
     size_t pending_info = c->subs.n;  /* INFO_* rows waiting for a class */
-    c->cur->kind = MCL_K_RTPS;
+    if (!c->quoted) c->cur->kind = MCL_K_RTPS;
     while (off < len) {
         if (len - off < 4) { bad(c, R_RTPS_BAD_SUBMESSAGE_LENGTH); return; }
         const uint8_t *sm = p + off;
@@ -293,10 +296,21 @@ static void rtps(ctx *c, const uint8_t *p, size_t len)
         int last = 0;
         if (olen == 0 && id != 0x01 && id != 0x09) { bodylen = len - off - 4; last = 1; }
         else bodylen = olen;
-        if (bodylen > len - off - 4) { bad(c, R_RTPS_BAD_SUBMESSAGE_LENGTH); return; }
+        if (bodylen > len - off - 4) {
+            if (c->quoted) {  /* the quote ends inside it: count it as tshark does, and stop */
+                c->bad[R_ICMP_QUOTE_CUT]++;
+                mcl_sub *s = vec_push(&c->subs);
+                if (s) { s->frame = c->curidx; s->id = id; s->flags = fl; s->quoted = 1;
+                         s->src_prefix = src_prefix; s->dst_prefix = dst_prefix; }
+            } else {
+                bad(c, R_RTPS_BAD_SUBMESSAGE_LENGTH);
+            }
+            return;
+        }
         const uint8_t *b = sm + 4;
         mcl_sub *s = vec_push(&c->subs);
         if (!s) return;
+        s->quoted = (uint8_t)c->quoted;
         s->frame = c->curidx;
         s->id = id;
         s->flags = fl;
@@ -523,9 +537,34 @@ static void udp(ctx *c, const uint8_t *p, size_t len)
     if (plen >= 4 && memcmp(pl, "RTPS", 4) == 0) rtps(c, pl, plen);
 }
 
+/* ICMP errors quote the offending datagram (IP header + as much as fits in 576 bytes);
+ * tshark dissects the quoted RTPS, so we do too, flagged as quoted. */
+static void icmp(ctx *c, const uint8_t *p, size_t len)
+{
+    c->cur->kind = MCL_K_ICMP;
+    if (len < 8 + 20 || c->quoted) return;
+    uint8_t type = p[0];
+    if (type != 3 && type != 4 && type != 5 && type != 11 && type != 12) return;
+    const uint8_t *ip = p + 8;
+    size_t iplen = len - 8, ihl = (size_t)(ip[0] & 0x0f) * 4;
+    if ((ip[0] >> 4) != 4 || ihl < 20 || ihl + 8 > iplen || ip[9] != 17) return;
+    if ((be16(ip + 6) & 0x1fff) != 0) return;  /* not the first fragment: no UDP header */
+    const uint8_t *u = ip + ihl;
+    size_t avail = iplen - ihl - 8;
+    uint16_t ulen = be16(u + 4);
+    if (ulen < 8) return;
+    size_t plen = (size_t)ulen - 8 < avail ? (size_t)ulen - 8 : avail;
+    if (plen >= 4 && memcmp(u + 8, "RTPS", 4) == 0) {
+        c->quoted = 1;
+        rtps(c, u + 8, plen);
+        c->quoted = 0;
+    }
+}
+
 static void l4(ctx *c, uint8_t proto, const uint8_t *p, size_t len, int snapcut)
 {
     switch (proto) {
+    case 1: icmp(c, p, len); break;
     case 17: udp(c, p, len); break;
     case 2: igmp(c, p, len); break;
     case 103: pim(c, p, len, snapcut); break;

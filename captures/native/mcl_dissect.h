@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MCL_ABI_VERSION 3
+#define MCL_ABI_VERSION 4
 
 /* frame flags */
 #define MCL_F_IPV4 0x01u
@@ -19,7 +19,8 @@
 #define MCL_F_PIMREG 0x40u    /* datagram was carried inside a PIM Register */
 
 /* frame kinds (the payload that was decoded in this frame) */
-enum { MCL_K_OTHER = 0, MCL_K_RTPS = 1, MCL_K_IGMP = 2, MCL_K_PIM = 3, MCL_K_UDP = 4, MCL_K_NONIP = 5 };
+enum { MCL_K_OTHER = 0, MCL_K_RTPS = 1, MCL_K_IGMP = 2, MCL_K_PIM = 3, MCL_K_UDP = 4, MCL_K_NONIP = 5,
+       MCL_K_ICMP = 6 };
 
 typedef struct {
     double ts;
@@ -59,7 +60,8 @@ typedef struct {
     uint8_t id;
     uint8_t flags;
     uint8_t cls;            /* MCL_C_* */
-    uint8_t pad[7];
+    uint8_t quoted;         /* 1: inside the datagram quoted by an ICMP error (not traffic) */
+    uint8_t pad[6];
 } mcl_sub;
 
 typedef struct {

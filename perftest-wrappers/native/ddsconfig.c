@@ -50,14 +50,25 @@ const char *pt_config_xml(const pt_options_t *o)
     for (int i = 0; i < o->npeers; i++) add("<Peer address=\"%s\"/>", o->peers[i]);
     add("</Peers>");
   }
-  add("</Discovery>");
-  if (o->send_queue_size > 0) {
-    long long b = (long long)o->send_queue_size * o->data_len;
-    if (b < 1024) b = 1024;
-    add("<Internal><Watermarks><WhcAdaptive>false</WhcAdaptive><WhcHigh>%lldB</WhcHigh>"
-        "<WhcHighInit>%lldB</WhcHighInit><WhcLow>%lldB</WhcLow></Watermarks></Internal>",
-        b, b, b / 2);
+  add("</Discovery><Internal>");
+  /* Many participants: discovery is all-to-all reliable SEDP, whose writers heartbeat every
+     HeartbeatInterval (100 ms) to every peer that has not acknowledged yet; with ~150
+     processes on 2 cores that traffic alone saturates the CPU. 1 s keeps it bounded. */
+  if (o->num_pubs + o->num_subs > PT_LARGE_TEST) add("<HeartbeatInterval>1s</HeartbeatInterval>");
+  long long whc = 0;
+  if (o->send_queue_size > 0)
+    whc = (long long)o->send_queue_size * o->data_len;
+  else if (o->num_pubs > 4)
+    /* Each subscriber's backlog is numPublishers x the writers' unacknowledged window:
+       cap the window so the FINISHED exchange is not stuck behind seconds of data. */
+    whc = (1LL << 20) / o->num_pubs;
+  if (whc > 0) {
+    if (whc < 16384) whc = 16384;
+    add("<Watermarks><WhcAdaptive>false</WhcAdaptive><WhcHigh>%lldB</WhcHigh>"
+        "<WhcHighInit>%lldB</WhcHighInit><WhcLow>%lldB</WhcLow></Watermarks>",
+        whc, whc, whc / 2);
   }
+  add("</Internal>");
   if (o->multicast) {
     add("<Partitioning><NetworkPartitions>"
         "<NetworkPartition Name=\"throughput\" Address=\"%s\"/>"

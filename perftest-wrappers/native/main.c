@@ -164,6 +164,17 @@ static int matched_ids(dds_entity_t e, bool e_is_writer, const char *tag, bool *
   return count;
 }
 
+/* Number of endpoints currently matched by e (cheap: a status read, no copies). */
+static int matched_count(dds_entity_t e, bool e_is_writer)
+{
+  if (e_is_writer) {
+    dds_publication_matched_status_t st;
+    return dds_get_publication_matched_status(e, &st) == 0 ? (int)st.current_count : 0;
+  }
+  dds_subscription_matched_status_t st;
+  return dds_get_subscription_matched_status(e, &st) == 0 ? (int)st.current_count : 0;
+}
+
 /* "5, 17, 44" (at most 20 ids, then "...") of the ids i in [0,n) with !ok[i]. */
 static void list_missing(const bool *ok, int n, char *out, size_t cap)
 {
@@ -353,18 +364,24 @@ static int run_publisher(void)
   bool complete = false;
   while (!g_stop) {
     poll_announcements(ann, ready, acked);
-    matched_ids(wr, true, "sub", tp_m, ns);
-    if (lrd) matched_ids(lrd, false, "sub", lat_m, ns);
+    /* Identify matched readers only once the counts say all are there (keeps the poll
+       cheap with many peers), and for the message on timeout. */
+    int64_t t = now_ns();
+    bool timed_out = t - t0 > (int64_t)(opt.discovery_timeout * 1e9);
+    if ((matched_count(wr, true) >= ns && (lrd == 0 || matched_count(lrd, false) >= ns)) ||
+        timed_out) {
+      matched_ids(wr, true, "sub", tp_m, ns);
+      if (lrd) matched_ids(lrd, false, "sub", lat_m, ns);
+    }
     for (int i = 0; i < ns; i++) ok[i] = ready[i] && tp_m[i] && (lrd == 0 || lat_m[i]);
     if (count_true(ok, ns) == ns) {
       complete = true;
       break;
     }
-    int64_t t = now_ns();
-    if (t - t0 > (int64_t)(opt.discovery_timeout * 1e9)) break;
+    if (timed_out) break;
     if (t >= next_progress) {
       fprintf(stderr, "publisher %d: %.0f s: %d of %d subscribers announced, %d matched\n",
-              opt.pid, since_start(), count_true(ready, ns), ns, count_true(tp_m, ns));
+              opt.pid, since_start(), count_true(ready, ns), ns, matched_count(wr, true));
       next_progress += 5000000000LL;
     }
     sleep_ms(ns > 20 ? 200 : 20);
@@ -519,6 +536,12 @@ static void on_data(dds_entity_t rd, void *arg)
       const perftest_TestData_t *s = buf[i];
       if (!info[i].valid_data || s->pub_id < 0 || s->pub_id >= opt.num_pubs) continue;
       if (s->kind == KIND_FINISHED) {
+        /* FINISHED carries the number of samples sent: a gap at the tail is lost too. */
+        uint64_t *e = &sub.expected[s->pub_id];
+        if (!atomic_load(&sub.finished[s->pub_id]) && s->seq > *e) {
+          lost += s->seq - *e;
+          *e = s->seq;
+        }
         atomic_store(&sub.finished[s->pub_id], 1);
         continue;
       }
@@ -542,8 +565,8 @@ static void on_data(dds_entity_t rd, void *arg)
       atomic_compare_exchange_strong(&sub.first_ns, &zero, t);
       sub.last_ns = t;
       sub.received += got;
-      sub.lost += lost;
     }
+    if (lost) sub.lost += lost;
     dds_return_loan(rd, buf, n);
     if (n < TAKE_N) break;
   }
@@ -598,19 +621,24 @@ static int run_subscriber(void)
   int64_t t0 = now_ns(), next_progress = t0 + 5000000000LL;
   bool complete = false;
   while (!g_stop) {
-    matched_ids(rd, false, "pub", tp_m, np);
-    matched_ids(ann, true, "pub", ann_m, np);
-    matched_ids(sub.echo_wr, true, "pub", lat_m, 1);
+    int64_t t = now_ns();
+    bool timed_out = t - t0 > (int64_t)(opt.discovery_timeout * 1e9);
+    if ((matched_count(rd, false) >= np && matched_count(ann, true) >= np &&
+         matched_count(sub.echo_wr, true) >= 1) ||
+        timed_out) {
+      matched_ids(rd, false, "pub", tp_m, np);
+      matched_ids(ann, true, "pub", ann_m, np);
+      matched_ids(sub.echo_wr, true, "pub", lat_m, 1);
+    }
     for (int i = 0; i < np; i++) ok[i] = tp_m[i] && ann_m[i] && (i != 0 || lat_m[0]);
     if (count_true(ok, np) == np) {
       complete = true;
       break;
     }
-    int64_t t = now_ns();
-    if (t - t0 > (int64_t)(opt.discovery_timeout * 1e9)) break;
+    if (timed_out) break;
     if (t >= next_progress) {
       fprintf(stderr, "subscriber %d: %.0f s: matched %d of %d publishers\n", opt.sid,
-              since_start(), count_true(ok, np), np);
+              since_start(), matched_count(rd, false), np);
       next_progress += 5000000000LL;
     }
     sleep_ms(np > 20 ? 200 : 20);
@@ -675,7 +703,8 @@ static int run_subscriber(void)
     /* FINISHED acknowledgements and vanished publishers (every ~0.25 s). */
     if (++tick % 5 != 0) continue;
     int done = 0;
-    matched_ids(rd, false, "pub", tp_m, np);
+    if (matched_count(rd, false) < np) matched_ids(rd, false, "pub", tp_m, np);
+    else memcpy(tp_m, was, sizeof(bool) * (size_t)np);
     for (int i = 0; i < np; i++) {
       if (atomic_load(&sub.finished[i])) {
         if (!acked[i]) {

@@ -7,6 +7,7 @@
 #define PT_MAX_PEERS 256
 #define PT_OVERHEAD_BYTES 28 /* Perftest's minimum -dataLen */
 #define PT_MAX_DATALEN (16 * 1024 * 1024)
+#define PT_LARGE_TEST 20 /* publishers + subscribers above which the scale settings apply */
 
 typedef enum { FMT_CSV, FMT_JSON, FMT_LEGACY } pt_format_t;
 

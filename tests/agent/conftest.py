@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.agent.netlab import NetLab
+sys.path.insert(0, str(Path(__file__).parent))
+from netlab import NetLab  # noqa: E402
 
 BIN = Path(__file__).resolve().parents[2] / "perftest-wrappers" / "bin"
 AGENT = BIN / "perftest_cyclone"

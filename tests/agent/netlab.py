@@ -19,6 +19,7 @@ Example (as root)::
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import secrets
 import signal
@@ -26,6 +27,23 @@ import subprocess
 import time
 from collections.abc import Sequence
 from typing import IO, Any
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_CLONE_NEWNET = 0x40000000
+
+
+def _enter_netns(path: str):  # type: ignore[no-untyped-def]
+    """preexec_fn joining the namespace at path: much cheaper than `ip netns exec`, which
+    matters when 150 agents must start within a second."""
+
+    def enter() -> None:
+        fd = os.open(path, os.O_RDONLY)
+        if _libc.setns(fd, _CLONE_NEWNET) != 0:
+            os._exit(127)
+        os.close(fd)
+
+    return enter
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -115,10 +133,32 @@ class NetLab:
               stderr: IO[Any] | int | None = subprocess.PIPE,
               env: dict[str, str] | None = None) -> subprocess.Popen[Any]:
         """Start argv in namespace i, in its own process group; the pid is recorded."""
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns(i), *argv], stdout=stdout,
-                             stderr=stderr, text=True, start_new_session=True, env=env)
+        p = subprocess.Popen(list(argv), stdout=stdout, stderr=stderr, text=True,
+                             start_new_session=True, env=env,
+                             preexec_fn=_enter_netns(f"/var/run/netns/{self.ns(i)}"))
         self.procs.append(p)
         return p
+
+    def popen_gated(self, i: int, argv: Sequence[str], **kw: Any) -> subprocess.Popen[Any]:
+        """Like :meth:`popen`, but the process stops itself before exec'ing argv; call
+        :meth:`release` to start all gated processes at (nearly) the same instant, so
+        the cost of spawning many processes is not part of what is measured."""
+        return self.popen(i, ["/bin/sh", "-c", 'kill -STOP $$; exec "$@"', "gate", *argv], **kw)
+
+    def release(self, procs: Sequence[subprocess.Popen[Any]]) -> None:
+        """SIGCONT every gated process (waits until each has actually stopped)."""
+        for p in procs:
+            for _ in range(500):
+                try:
+                    with open(f"/proc/{p.pid}/stat") as f:
+                        if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                            break
+                except FileNotFoundError:
+                    break
+                time.sleep(0.01)
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGCONT)
 
     def run(self, i: int, argv: Sequence[str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["ip", "netns", "exec", self.ns(i), *argv], capture_output=True,
@@ -140,7 +180,7 @@ def wait_all(procs: Sequence[subprocess.Popen[Any]], timeout: float) -> float:
         try:
             p.wait(timeout=max(left, 0.01))
         except subprocess.TimeoutExpired as e:
-            alive = [q.args[4:] for q in procs if q.poll() is None]
+            alive = [q.args for q in procs if q.poll() is None]
             raise TimeoutError(f"{len(alive)} processes still running after {timeout} s: "
                                f"{alive[:3]}") from e
     return time.monotonic() - t0

@@ -187,13 +187,16 @@ def test_build_tables_schema_and_warmup(tmp_path: Path) -> None:
     agents_dir.mkdir()
     (agents_dir / "sub0.stdout").write_text(SUB_CSV)
     (agents_dir / "pub0.stdout").write_text("")
-    (agents_dir / "pub0.stderr").write_text("publisher 0: 5 latency samples; echoes\n")
+    (agents_dir / "pub0.stderr").write_text(
+        "publisher 0: discovery complete: 1 subscribers after 4.36 s (process start)\n"
+        "publisher 0: 5 latency samples; echoes\n")
     (agents_dir / "pub0.latency.txt").write_text("10\n11.5\n12\n13\n14\n")
     cfg = {"run_id": "r1", "agent": "native", "placement": {"pub0": "h1", "sub0": "h2"},
            "warmup_samples": 2}
     summary = tables.build_tables(tmp_path, cfg, [
         {"process": "pub0", "host": "h1", "t_s": 1.0, "cpu_percent": 50.0, "rss_bytes": 1 << 20}])
     assert summary["agent_latency_count"] == 5 and summary["latency_samples"] == 3
+    assert summary["discovery_s"] == {"pub0": 4.36, "sub0": None}
     lat = pq.read_table(tmp_path / "tables" / "latency.parquet")
     assert lat.schema.names == ["run_id", "sample", "latency_us"]
     assert lat.column("latency_us").to_pylist() == [12.0, 13.0, 14.0]
@@ -235,3 +238,31 @@ def test_parse_shipped_quick_overrides() -> None:
     assert sc.matrix.iterations("throughput") == 5000
     assert sc.timing.run_timeout == 120
     assert os.fspath(paths.EXPERIMENTS_DIR).endswith("experiments")
+
+
+def test_progress_lines_and_eta(capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments.progress import Progress
+
+    with Progress(3, [10.0, 20.0, 30.0], enabled=True) as prog:
+        prog.start_run(0, "a")
+        prog.set_phase("running")
+        # Nothing finished yet: the ETA is the sum of the expected durations left.
+        assert 59.0 <= prog.eta() <= 60.0
+        prog.end_run("complete")
+        prog.start_run(1, "b")
+        # Run a took ~0 s of its expected 10 s: the estimate shrinks, damped.
+        assert 35.0 <= prog.eta() <= 50.0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[1].startswith("[1/3] a: running (elapsed 0:00:00, ETA 0:00:5")
+    assert lines[2].startswith("[1/3] a: complete")
+    assert lines[3].startswith("[2/3] b: starting")
+
+
+def test_changed_scenario_is_not_resumed(tmp_path: Path) -> None:
+    from experiments.runner import _same_config
+
+    cfg = {"run_id": "r", "execution_time": 10, "scenario": "a.toml", "placement": {"pub0": "h1"}}
+    results.atomic_write_json(tmp_path / "config.json", cfg)
+    assert _same_config(tmp_path / "config.json", {**cfg, "scenario": "/abs/a.toml"})
+    assert not _same_config(tmp_path / "config.json", {**cfg, "execution_time": 30})
+    assert not _same_config(tmp_path / "missing.json", cfg)

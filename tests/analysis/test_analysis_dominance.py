@@ -1,0 +1,161 @@
+"""Known answers for the dominance decision (issue 6, acceptance 1).
+
+Synthetic series are AR(1) on the log scale, autocorrelated like real latency series.
+Every draw is seeded, so each run of the suite checks the same cases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest, norm
+
+from analysis import dominance, stats
+from analysis.synthetic import ar1
+
+TEST_BOOT = 199  # bootstrap replicates: enough for the nominal-rate checks, fast for CI
+
+
+def lognormal_series(n: int, mu: float, sd: float, phi: float, rng, runs: int = 1):
+    return stats.Sample.from_runs([np.exp(mu + sd * ar1(n, phi, rng)) for _ in range(runs)])
+
+
+def compare(a, b, *, lower_is_better=True, seed=1, **kw):
+    return dominance.compare(a, b, metric="latency" if lower_is_better else "throughput",
+                             lower_is_better=lower_is_better, n_boot=TEST_BOOT,
+                             rng=np.random.default_rng(seed), ks=False, **kw)
+
+
+@pytest.mark.parametrize("phi", [0.0, 0.7])
+def test_shifted_latency_is_dominated(phi):
+    rng = np.random.default_rng(10)
+    uni = lognormal_series(4000, np.log(500), 0.4, phi, rng)
+    multi = lognormal_series(4000, np.log(500) - 0.15, 0.4, phi, rng)  # 14% faster
+    res = compare(uni, multi)
+    assert res.verdict == "multicast dominates"
+    assert res.crossovers == []
+    assert res.p_value <= 0.05
+    est, lo, hi = res.effects["median"]
+    assert lo <= 100 * (np.exp(-0.15) - 1) <= hi
+    assert hi < 0
+
+
+def test_direction_follows_the_metric():
+    """Larger values: worse for latency, better for throughput."""
+    rng = np.random.default_rng(11)
+    low = lognormal_series(3000, 0.0, 0.3, 0.5, rng)
+    high = lognormal_series(3000, 0.2, 0.3, 0.5, rng)
+    assert compare(low, high, lower_is_better=True).verdict == "unicast dominates"
+    assert compare(low, high, lower_is_better=False).verdict == "multicast dominates"
+    assert compare(high, low, lower_is_better=False).verdict == "unicast dominates"
+
+
+def test_crossing_at_the_right_point():
+    """Same location, different spread: the ECDFs cross where both log-normals have equal
+    CDF, x* = exp(mu + 0.0525 / 0.55); the estimate's interval must contain it."""
+    rng = np.random.default_rng(12)
+    mu = np.log(600.0)
+    uni = lognormal_series(6000, mu, 0.35, 0.6, rng)
+    multi = lognormal_series(6000, mu - 0.15, 0.9, 0.6, rng)
+    res = compare(uni, multi)
+    assert res.verdict == "crossing"
+    assert len(res.crossovers) == 1
+    c = res.crossovers[0]
+    t = 0.15 / (0.9 - 0.35)
+    x_true = np.exp(mu + t * 0.35)
+    assert c.lo <= x_true <= c.hi, (c, x_true)
+    assert abs(np.log(c.x / x_true)) < 0.1
+    assert (c.below, c.above) == ("multicast", "unicast")
+    # mass of unicast below the crossover: Phi(t) for the true curves
+    assert c.mass_below["unicast"] == pytest.approx(norm.cdf(t), abs=0.05)
+    assert res.area["multicast"] > 0 and res.area["unicast"] > 0
+
+
+def test_identical_distributions_no_difference():
+    rng = np.random.default_rng(13)
+    a = lognormal_series(5000, 6.0, 0.5, 0.7, rng)
+    b = lognormal_series(5000, 6.0, 0.5, 0.7, rng)
+    res = compare(a, b)
+    assert res.verdict == dominance.NO_DIFFERENCE
+    assert res.p_value > 0.05
+    assert res.effects["median"][1] < 0 < res.effects["median"][2]
+
+
+@pytest.mark.parametrize(
+    ("n", "phi", "runs", "draws"),
+    [
+        (1000, 0.0, 1, 200),  # independent samples
+        (2000, 0.7, 1, 200),  # autocorrelated series, one run per mode
+        (300, 0.5, 5, 120),  # five repetitions per mode: runs are the units
+        (30, 0.5, 1, 200),  # a 30-second throughput series
+    ],
+)
+def test_false_verdicts_at_most_nominal_rate(n, phi, runs, draws):
+    """Identical distributions: "dominates" or "crossing" at most at rate alpha.
+
+    One-sided binomial test of the observed rate against alpha = 0.05 at level 0.01.
+    """
+    rng = np.random.default_rng(100 + runs + int(10 * phi))
+    wrong = dominated = 0
+    for i in range(draws):
+        a = lognormal_series(n, 0.0, 0.5, phi, rng, runs)
+        b = lognormal_series(n, 0.0, 0.5, phi, rng, runs)
+        res = compare(a, b, seed=i)
+        wrong += res.verdict != dominance.NO_DIFFERENCE
+        dominated += res.verdict.endswith("dominates")
+    assert binomtest(wrong, draws, 0.05, alternative="greater").pvalue > 0.01, (wrong, draws)
+    assert dominated <= wrong
+
+
+def test_ecdf_matches_scipy():
+    from scipy.stats import ecdf
+
+    rng = np.random.default_rng(14)
+    x = rng.exponential(size=777)
+    sample = stats.Sample.from_runs([x])
+    grid = stats.make_grid([sample])
+    binned = stats.bin_sample(sample, grid)
+    assert np.allclose(binned.cdf, ecdf(x).cdf.evaluate(grid))
+    assert binned.counts.sum() == x.size
+
+
+def test_effective_n_and_band():
+    rng = np.random.default_rng(15)
+    iid = stats.Sample.from_runs([rng.standard_normal(5000)])
+    corr = stats.Sample.from_runs([ar1(5000, 0.8, rng)])
+    s_iid, _, _ = dominance.describe_single(iid, n_boot=TEST_BOOT, rng=rng)
+    s_corr, _, _ = dominance.describe_single(corr, n_boot=TEST_BOOT, rng=rng)
+    assert s_iid.n_eff > 0.6 * 5000
+    assert s_corr.n_eff < 0.4 * 5000
+    assert s_corr.block_len > s_iid.block_len
+    assert s_corr.dkw_eps > s_iid.dkw_eps
+    assert stats.dkw_epsilon(1000, 0.05) == pytest.approx(np.sqrt(np.log(40) / 2000))
+
+
+def test_median_interval_coverage_on_autocorrelated_series():
+    """The block-bootstrap 95% interval of the median covers the truth (0) in most draws;
+    intervals that ignored the autocorrelation would cover far less often."""
+    rng = np.random.default_rng(16)
+    covered = 0
+    draws = 60
+    for _ in range(draws):
+        s = stats.Sample.from_runs([ar1(3000, 0.8, rng)])
+        summary, _, _ = dominance.describe_single(s, n_boot=TEST_BOOT, rng=rng)
+        _, lo, hi = summary.estimates["median"]
+        covered += lo <= 0.0 <= hi
+    assert covered / draws >= 0.85
+
+
+def test_exact_permutation_with_few_units():
+    """Four blocks per mode: every split is enumerated and the test stays exact."""
+    rng = np.random.default_rng(17)
+    a = stats.Sample.from_runs([rng.standard_normal(40)])
+    b = stats.Sample.from_runs([rng.standard_normal(40) + 5.0])
+    grid = stats.make_grid([a, b])
+    ba = stats.bin_sample(a, grid, block_len=10)
+    bb = stats.bin_sample(b, grid, block_len=10)
+    t, exact = dominance.permutation_null(ba, bb, 199, rng)
+    assert exact and t.size == 70  # C(8, 4)
+    res = compare(a, b)
+    assert res.verdict == "unicast dominates"
+    assert res.p_value <= 2 / 70 + 1e-9  # the observed split and its mirror image
