@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis import stats
 from analysis.analyse import METRICS, MODES, Analysis, Pair
 from analysis.verdicts import WIRE_EVIDENCE
 
@@ -21,7 +22,8 @@ WIRE_PANELS = (
     "wire_flooded_frames",
     "wire_ip_fragments",
 )
-LOG_SPAN = 20.0  # use a log axis when p99.9 / p0.1 exceeds this
+LOG_SPAN = 30.0  # use a log axis when the visible range spans more than this factor
+X_RANGE = (0.0005, 0.9995)  # percentiles shown on the x axis
 
 
 def _plt():
@@ -55,12 +57,17 @@ def _suffix(analysis: Analysis, group: str) -> str:
     return "" if len(analysis.groups) == 1 else f"-{group}"
 
 
-def _x_scale(unit: str, values: list[np.ndarray]) -> tuple[str, float]:
-    """'log' when the data span decades; also the divisor that gives readable units."""
-    body = np.concatenate(values)
-    lo, hi = np.quantile(body, [0.001, 0.999]) if body.size else (1.0, 1.0)
+def _x_range(curves: dict) -> tuple[float, float, str]:
+    """Visible range (0.05th to 99.95th percentile over both modes) and 'log' or 'linear'."""
+    def q(p: float) -> list[float]:
+        return [float(stats.quantile_from_cdf(c, g, p)) for _, g, c in curves.values()]
+
+    lo, hi = min(q(X_RANGE[0])), max(q(X_RANGE[1]))
     log = lo > 0 and hi / lo > LOG_SPAN
-    return ("log" if log else "linear"), 1.0
+    if log:
+        return lo / 1.15, hi * 1.15, "log"
+    pad = 0.03 * (hi - lo) if hi > lo else max(abs(hi), 1.0) * 0.05
+    return lo - pad, hi + pad, "linear"
 
 
 def _axis_unit(unit: str, values: list[np.ndarray]) -> tuple[str, float]:
@@ -78,7 +85,7 @@ def _axis_unit(unit: str, values: list[np.ndarray]) -> tuple[str, float]:
 
 def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
     values = [grid for (_, grid, _) in curves.values()]
-    scale, _ = _x_scale(unit, values)
+    x_lo, x_hi, scale = _x_range(curves)
     shown_unit, div = _axis_unit(unit, values)
     for mode, (summary, grid, cdf) in curves.items():
         x = grid / div
@@ -86,7 +93,7 @@ def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
         ax.fill_between(x, np.clip(cdf - eps, 0, 1), np.clip(cdf + eps, 0, 1), step="post",
                         color=COLORS[mode], alpha=0.18, linewidth=0)
         ax.step(x, cdf, where="post", color=COLORS[mode], linestyle=STYLES[mode], linewidth=1.3,
-                label=f"{mode} (n={summary.n:,}; band ±{eps:.2f})")
+                label=f"{mode} (n={summary.n:,}; band ±{eps:.2g})")
     comp = pair.comparisons.get(metric)
     title = pair.label
     if comp is not None:
@@ -96,11 +103,18 @@ def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
             ax.axvline(c.x / div, color="0.3", linestyle=":", linewidth=1)
     ax.set_title(title)
     ax.set_xscale(scale)
+    ax.set_xlim(x_lo / div, x_hi / div)
+    if scale == "log":
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_ylim(0, 1.0)
     ax.grid(True, which="major", alpha=0.3)
     ax.set_xlabel(f"{METRICS[metric][0] if metric in METRICS else metric} ({shown_unit}"
                   + (", log scale)" if scale == "log" else ")"))
-    ax.legend(loc="best", frameon=True)
+    ax.legend(loc="upper left", frameon=True)  # an ECDF never reaches the upper left
 
 
 def ecdf_grid(analysis: Analysis, group: str, metric: str, out_dir: Path) -> list[Path]:
@@ -131,7 +145,8 @@ def ecdf_grid(analysis: Analysis, group: str, metric: str, out_dir: Path) -> lis
              "per_subscriber": "Per-second throughput of each subscriber"}
     fig.suptitle(f"{names[metric]}: unicast vs multicast ({group}); shaded: "
                  f"{100 * (1 - analysis.alpha):.0f}% simultaneous DKW band; "
-                 "dotted/grey: crossover and its interval", fontsize=9)
+                 "dotted/grey: crossover and its interval; x axis: 0.05th to 99.95th percentile",
+                 fontsize=9)
     fig.tight_layout()
     stem = {"per_subscriber": "ecdf_throughput_per_subscriber"}.get(metric, f"ecdf_{metric}")
     paths = _save(fig, out_dir, stem + _suffix(analysis, group))

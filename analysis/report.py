@@ -10,7 +10,7 @@ from analysis import stats
 from analysis.analyse import Analysis, analyse
 from analysis.figures import all_figures
 from analysis.load import load_campaign
-from analysis.tables import all_tables, to_markdown, write_tables
+from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
 
 
 @dataclass
@@ -31,19 +31,23 @@ probability), computed on the *effective* sample size: the samples of a run are
 autocorrelated, so the band uses n divided by the variance inflation that a block
 bootstrap measures.
 
-**The verdict** comes from a test of first-order stochastic dominance: a simultaneous
-{conf:.0f}% band for the difference of the two ECDFs, from independent block-bootstrap
-replicates of each mode ({n_boot} replicates; blocks never span two runs; with at least
-{min_reps} repetitions the runs themselves are resampled). Where the band excludes zero,
-one mode has significantly more mass below that value. *X dominates*: X is significantly
-better somewhere and significantly worse nowhere. *Crossing*: each mode is significantly
-better somewhere; the crossover point (dotted line, grey interval = where it can lie)
-splits the range, and the share of each mode's samples below it is given.
-*No significant difference*: the band contains zero everywhere. On identical
-distributions any verdict other than "no significant difference" occurs with
-probability about α = {alpha}. Effect sizes are the change of multicast relative to
-unicast of the mean and the median, with {conf:.0f}% bootstrap intervals. "p" is the
-bootstrap p-value of the sup statistic; the iid Kolmogorov–Smirnov p-value in the
+**The verdict** comes from a test of first-order stochastic dominance on the difference
+of the two ECDFs, ΔF(x). Blocks of consecutive samples (blocks never span two runs; with
+at least {min_reps} repetitions per mode the runs themselves) are permuted between the
+two modes ({n_boot} permutations, or every split when there are fewer) to find the
+threshold c that sup|ΔF| exceeds with probability α under identical distributions.
+Wherever |ΔF(x)| > c, one mode has significantly more mass below x.
+
+- *X dominates*: X is significantly better somewhere and significantly worse nowhere.
+- *Crossing*: each mode is significantly better somewhere; the crossover point (dotted
+  line; grey interval = where it can lie) splits the range, and the share of each
+  mode's samples below it is given.
+- *No significant difference*: |ΔF| stays below c everywhere.
+
+On identical distributions any verdict other than "no significant difference" occurs
+with probability about α = {alpha}. Effect sizes are the change of multicast relative to
+unicast of the mean and the median, with {conf:.0f}% block-bootstrap intervals. "p" is
+the permutation p-value of sup|ΔF|; the iid Kolmogorov–Smirnov p-value in the
 comparison table ignores autocorrelation and is shown only for contrast.
 """
 
@@ -101,7 +105,8 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     comp = tables["comparisons"]
     if not comp.empty:
         md += ["\n## Test details\n",
-               "p: bootstrap p-value of sup|ΔF|; c: band half-width; ks_D / ks_p_if_iid: "
+               "p: block-permutation p-value of sup|ΔF|; c: its critical value; "
+               "ks_D / ks_p_if_iid: "
                "scipy's two-sample KS on the raw samples (p assumes independence); "
                "P_unicast_lower: probability that a unicast sample is lower than a "
                "multicast one; areas: integral of the ECDF gap where each mode is better "
@@ -121,10 +126,32 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
                                                  "latency_samples", "wire_available"]]),
            "\nEvery table is also in `tables/` as CSV, Markdown and LaTeX; every figure in "
            "`figures/` as PDF and PNG.\n"]
+    table_paths += _paper_inputs(analysis, tables, tab_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     report = out_dir / "report.md"
     report.write_text("\n".join(md))
     return ReportResult(out_dir, report, figures, table_paths, time.perf_counter() - start)
+
+
+def _paper_inputs(analysis: Analysis, tables: dict, tab_dir: Path) -> list[Path]:
+    """LaTeX macros and the explanation sentences, for paper/main.tex."""
+    camp = analysis.campaign
+    macros = {
+        "CampaignName": latex_escape(camp.name),
+        "CampaignRuns": str(len(camp.runs)),
+        "CampaignLatencySamples": f"{len(camp.latency):,}".replace(",", "{,}"),
+        "CampaignCounts": latex_escape(", ".join(p.label for p in analysis.pairs)),
+        "AnalysisAlpha": f"{analysis.alpha:g}",
+        "AnalysisBoot": str(analysis.n_boot),
+    }
+    macro_path = tab_dir / "campaign.tex"
+    macro_path.write_text("".join(f"\\newcommand{{\\{k}}}{{{v}}}\n" for k, v in macros.items()))
+    sentences = tables["verdicts"]["explanation"].tolist()
+    sent_path = tab_dir / "sentences.tex"
+    sent_path.write_text("\\begin{itemize}\n"
+                         + "".join(f"\\item {latex_escape(s)}\n" for s in sentences)
+                         + "\\end{itemize}\n")
+    return [macro_path, sent_path]
 
 
 def generate(results: str | Path, out_dir: str | Path | None = None, *,

@@ -12,10 +12,13 @@ When a configuration has at least ``MIN_REPETITIONS_AS_UNITS`` repetitions, the 
 themselves are the resampled units (they are independent by construction) and no
 stationarity assumption within a run is needed.
 
-Block length: ``max(n^(1/3), 2 m)`` where ``m`` is the lag after which the series'
-autocorrelation stays insignificant (Politis & White's flat-top rule, on the binned
-ranks so that outliers do not dominate), widened if needed so that at most
-``MAX_BLOCKS`` blocks exist (longer blocks only make intervals more conservative).
+Block length: blocks treated as independent lose the covariance across their borders,
+a relative variance bias of about ``2 S1 / (b S0)`` (see :func:`bias_block_length`);
+``b`` is chosen so that this bias is at most ``BLOCK_BIAS``, never below ``n^(1/3)``,
+widened if needed so that at most ``MAX_BLOCKS`` blocks exist (longer blocks only make
+intervals more conservative) and narrowed so that every run keeps at least
+``MIN_BLOCKS_PER_RUN`` blocks. Autocorrelations are computed on the binned ranks so that
+outliers do not dominate them.
 """
 
 from __future__ import annotations

@@ -177,12 +177,12 @@ def to_latex(df: pd.DataFrame, *, colspec: str | None = None, caption: str = "",
 # LaTeX layouts for the tables the paper includes (text-heavy columns wrap).
 LATEX_LAYOUT = {
     "verdicts": (["participants", "latency test", "throughput test"],
-                 "p{0.08\\textwidth}p{0.42\\textwidth}p{0.42\\textwidth}",
+                 "lp{0.39\\textwidth}p{0.39\\textwidth}",
                  "Verdicts per participant count, each qualified by its test "
                  "(multicast vs unicast change of the median with its 95% interval)."),
     "summary": (None, None, "Mean, median and p99 with 95% block-bootstrap intervals."),
     "explanations": (["participants", "wire evidence", "explanation"],
-                     "p{0.08\\textwidth}p{0.40\\textwidth}p{0.44\\textwidth}",
+                     "lp{0.36\\textwidth}p{0.42\\textwidth}",
                      "Wire evidence and the dominant difference between the modes."),
 }
 

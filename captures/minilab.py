@@ -16,8 +16,12 @@ import os
 import secrets
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import ClassVar
+
+
+QUERIER_SETTLE_S = 2.5  # first query + one 1 s response interval, with margin
 
 
 def _run(argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -123,10 +127,17 @@ class BridgeLab(Lab):
         super().__enter__()
         try:
             snoop = "1" if self.snooping else "0"
+            # IGMPv3 queries (v3 hosts never suppress their reports, so every member shows
+            # in its port's capture), from the bridge's address, and a 1 s response
+            # interval. The bridge floods until one response interval after the querier is
+            # enabled, with the interval in force *then*: so enable it in a second step.
             self.add_link(self.bridge, ["ip", "link", "add", self.bridge, "type", "bridge",
-                                        "mcast_snooping", snoop, "mcast_querier", snoop,
+                                        "mcast_snooping", snoop,
+                                        "mcast_igmp_version", "3", "mcast_query_use_ifaddr", "1",
                                         "mcast_query_interval", "1000",
+                                        "mcast_query_response_interval", "100",
                                         "mcast_startup_query_interval", "100"])
+            _run(["ip", "link", "set", self.bridge, "type", "bridge", "mcast_querier", snoop])
             if self.snooping:
                 _run(["ip", "addr", "add", "10.77.0.254/24", "dev", self.bridge])
             _run(["ip", "link", "set", self.bridge, "up"])
@@ -144,6 +155,8 @@ class BridgeLab(Lab):
                 _run(["ip", "link", "set", port, "up"])
                 self.hosts.append(ns)
                 self.ports.append(port)
+            if self.snooping:
+                time.sleep(QUERIER_SETTLE_S)
         except BaseException:
             self.close()
             raise
@@ -157,11 +170,10 @@ class RoutedLab(Lab):
         a --- r1 ===== r2 --- b
     """
 
-    # r2 is the RP (static on both, so r1 registers at once) and candidate BSR (bootstrap
-    # messages); r1, the source's DR, sends Registers to r2.
+    # r2 is candidate BSR and candidate RP; r1, the source's DR, sends Registers to r2.
     PIMD_CONF: ClassVar[dict[str, str]] = {
-        "r1": "rp-address 10.78.12.2 224.0.0.0/4\n",
-        "r2": "rp-address 10.78.12.2 224.0.0.0/4\nbsr-candidate eth2 priority 5\n",
+        "r1": "",
+        "r2": "bsr-candidate eth2 priority 5\nrp-candidate eth2 time 10 priority 20\n",
     }
 
     def __init__(self) -> None:

@@ -7,12 +7,13 @@ legacy fields are mapped onto those names), so downstream code never depends on 
 
 >>> out = parse_perftest_output('''
 ... Interval Throughput for 100 Bytes:
-... Length (Bytes), Total Samples,  Samples/s, Ave Samples/s,     Mbps,  Ave Mbps, Lost Samples, Lost Samples (%)
-...            100,        130422,     126464,        126464,    101.2,     101.2,            0,             0.00
+... Length (Bytes), Total Samples,  Samples/s, Ave Samples/s, Mbps, Ave Mbps, Lost Samples, \
+Lost Samples (%)
+... 100, 130422, 126464, 126464, 101.2, 101.2, 0, 0.00
 ...
 ... Throughput Summary:
-... Length (Bytes), Total Samples, Ave Samples/s,    Ave Mbps, Lost Samples, Lost Samples (%)
-...            100,        323520,        107867,        86.3,            0,             0.00
+... Length (Bytes), Total Samples, Ave Samples/s, Ave Mbps, Lost Samples, Lost Samples (%)
+... 100, 323520, 107867, 86.3, 0, 0.00
 ... ''')
 >>> out.role, out.interval_columns[2], out.intervals[0][2], out.summary["Total Samples"]
 ('subscriber', 'Samples/s', 126464, 323520)
@@ -60,7 +61,8 @@ class PerftestOutput:
         try:
             i = self.interval_columns.index(name)
         except ValueError:
-            raise KeyError(f"no interval column {name!r}; columns: {self.interval_columns}") from None
+            raise KeyError(
+                f"no interval column {name!r}; columns: {self.interval_columns}") from None
         return [row[i] for row in self.intervals]
 
     def interval_dicts(self) -> list[dict[str, Number]]:

@@ -30,7 +30,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
             "use mrouting=smcroute or a lan topology"),
     "pimd": ("pimd not installed", "apt-get install pimd, or use mrouting=smcroute"),
     "smcroute": (f"smcroute not found at {SMCROUTED}", "run ./setup.sh, or use mrouting=pimd"),
-    "bridge": ("Linux bridge tools missing (brctl/bridge)", "apt-get install bridge-utils iproute2"),
+    "bridge": ("Linux bridge tools missing (brctl/bridge)",
+               "apt-get install bridge-utils iproute2"),
     "tcpdump": ("tcpdump not installed", "apt-get install tcpdump"),
     "mininet": ("Mininet's mnexec not installed", "apt-get install mininet"),
 }

@@ -161,7 +161,8 @@ def undo(entries: list[dict], tag: str) -> list[str]:
         if signal_recorded(e["pid"], e["start"], signal.SIGKILL):
             done.append(f"killed {e['what']} pid {e['pid']} on {e['node']}")
     for e in reversed(entries):
-        if e["kind"] == "link" and tag in e["name"] and Path(f"/sys/class/net/{e['name']}").exists():
+        if (e["kind"] == "link" and tag in e["name"]
+                and Path(f"/sys/class/net/{e['name']}").exists()):
             subprocess.run(["ip", "link", "del", e["name"]], capture_output=True, check=False)
             done.append(f"deleted link {e['name']}")
         elif e["kind"] == "dir" and tag in e["path"] and Path(e["path"]).exists():
@@ -181,7 +182,9 @@ def read_ledger(path: Path) -> list[dict]:
 
 def owner_alive(entries: list[dict]) -> bool:
     owner = next((e for e in entries if e.get("kind") == "owner"), None)
-    return bool(owner and owner.get("start") is not None and proc_alive(owner["pid"], owner["start"]))
+    if not owner or owner.get("start") is None:
+        return False
+    return proc_alive(owner["pid"], owner["start"])
 
 
 def ledgers(state_dir: Path = STATE_DIR) -> Iterator[Path]:

@@ -63,7 +63,8 @@ def wait(net: Any, timeout: float) -> dict[str, Any]:
     while True:
         lacking = missing(net)
         if not lacking:
-            return {"converged": True, "waited_s": round(timeout - (deadline - time.monotonic()), 3)}
+            waited = timeout - (deadline - time.monotonic())
+            return {"converged": True, "waited_s": round(waited, 3)}
         if time.monotonic() >= deadline:
             detail = "; ".join(f"{who}: {what}" for who, what in sorted(lacking.items()))
             raise ConvergenceError(f"network not converged after {timeout:g} s: {detail}")

@@ -85,7 +85,8 @@ class Network:
         """Run a short shell command in `node` and return its output (not recorded: it ends)."""
         return self.node(node).cmd(command)
 
-    def run(self, node: str, argv: Sequence[str], timeout: float = 30) -> subprocess.CompletedProcess:
+    def run(self, node: str, argv: Sequence[str],
+            timeout: float = 30) -> subprocess.CompletedProcess:
         """Run `argv` to completion inside `node`; a timeout gives returncode -9, no raise."""
         n = self.node(node)
         try:
@@ -314,7 +315,8 @@ def check_buildable(spec: Spec) -> None:
     """Raise TopologyParamError naming what is missing before anything is built."""
     missing = capabilities.missing(spec.needs)
     if missing:
-        raise TopologyParamError(f"topology {spec.family} cannot be built here: " + "; ".join(missing))
+        raise TopologyParamError(
+            f"topology {spec.family} cannot be built here: " + "; ".join(missing))
 
 
 def shell_join(argv: Sequence[str]) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 GROUP = "239.1.2.3"
 PORT = 5000
+PRIME_WAIT_S = 6.0  # > pimd's spt-threshold interval (5 s)
 
 
 def reachability(net: Any) -> dict[str, list[str]]:
@@ -94,8 +95,12 @@ def _segment_of(net: Any, host: str) -> str:
 
 
 def probe(net: Any, sender: str, members: list[str], count: int = 1000, rate: float = 500.0,
-          ttl: int = 8, group: str = GROUP, settle: float = 1.0) -> dict[str, Any]:
-    """Send `count` packets from `sender` to `group`, joined by `members`; return the table."""
+          ttl: int = 8, group: str = GROUP, settle: float = 1.0,
+          prime: int | None = None) -> dict[str, Any]:
+    """Send `count` packets from `sender` to `group`, joined by `members`; return the table.
+
+    `prime` uncounted packets go first (default: 20 when there are routers, else 0).
+    """
     for h in [sender, *members]:
         if h not in net.hosts:
             raise KeyError(f"unknown host {h!r}; known: {', '.join(net.hosts)}")
@@ -117,6 +122,18 @@ def probe(net: Any, sender: str, members: list[str], count: int = 1000, rate: fl
         if _read_line(proc, 15) != "ready":
             raise RuntimeError(f"probe receiver on {h} did not start: {proc.stderr.read()[:300]}")
     time.sleep(settle)  # let IGMP reports reach switches and routers
+    if prime is None:
+        prime = 20 if net.routers else 0
+    if prime:
+        # PIM/smcroute create (S,G) state from the first packets of a new source, and pimd
+        # switches to the SPT at its next rate check (every 5 s): send uncounted packets
+        # (another run id) first so the counted stream measures the converged tree.
+        primer = net.popen(sender, [*agent, "send", "--group", group, "--port", str(PORT),
+                                    "--iface", f"{sender}-eth0", "--run-id", str(run_id + 1),
+                                    "--count", str(prime), "--rate", "20", "--ttl", str(ttl)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        primer.wait(timeout=60)
+        time.sleep(PRIME_WAIT_S if net.spec.params.get("mrouting") == "pimd" else 1.0)
     before = _port_counters(net)
     snd = net.popen(sender, [*agent, "send", "--group", group, "--port", str(PORT), "--iface",
                              f"{sender}-eth0", "--run-id", str(run_id), "--count", str(count),
@@ -155,6 +172,7 @@ def probe(net: Any, sender: str, members: list[str], count: int = 1000, rate: fl
         if r["member"] and r["expected"] == 0 and r["received"] > 0:
             problems.append(f"{h} (member without a route) received {r['received']}")
     return {"topology": net.spec.family, "params": net.spec.params, "sender": sender,
+            "primed_with": prime,
             "group": group, "count": count, "rate": rate, "ttl": ttl,
             "sent": json.loads(out.strip().splitlines()[-1])["sent"],
             "hosts": hosts, "switch_ports_tx": ports, "multicast_state": state,
@@ -186,7 +204,8 @@ def format_table(result: dict[str, Any], reach: dict[str, list[str]]) -> str:
     bad = {h: v for h, v in reach.items() if v}
     lines.append("")
     lines.append("unicast: all hosts reach each other" if not bad
-                 else "unicast FAILED: " + "; ".join(f"{h} -> {', '.join(v)}" for h, v in bad.items()))
+                 else "unicast FAILED: "
+                 + "; ".join(f"{h} -> {', '.join(v)}" for h, v in bad.items()))
     lines.append("result: OK" if result["ok"] and not bad else
                  "result: FAILED: " + "; ".join(result["problems"] + (["unicast"] if bad else [])))
     return "\n".join(lines)

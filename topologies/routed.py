@@ -190,7 +190,8 @@ def _smcroute_routes(
             if t not in switches or t == src_seg:
                 raise TopologyParamError(
                     f"topology routed: parameter 'smc_to' names {t!r}; allowed: all or "
-                    f"segments other than {src_seg}: {', '.join(s for s in switches if s != src_seg)}"
+                    f"segments other than {src_seg}: "
+                    + ", ".join(s for s in switches if s != src_seg)
                 )
     root = router_of_segment[src_seg]
     hops_from = {r: shortest_next_hops(adjacency, r) for r in adjacency}

@@ -168,7 +168,8 @@ def switch_needs(params: dict[str, Any]) -> list[str]:
 def shortest_next_hops(adjacency: dict[str, list[str]], start: str) -> dict[str, str]:
     """BFS from `start`: {destination: first hop}. Ties go to the neighbour listed first.
 
-    >>> shortest_next_hops({"a": ["b", "c"], "b": ["a", "d"], "c": ["a", "d"], "d": ["b", "c"]}, "a")
+    >>> adj = {"a": ["b", "c"], "b": ["a", "d"], "c": ["a", "d"], "d": ["b", "c"]}
+    >>> shortest_next_hops(adj, "a")
     {'b': 'b', 'c': 'c', 'd': 'b'}
     """
     first: dict[str, str] = {}

@@ -58,10 +58,10 @@ const char *pt_config_xml(const pt_options_t *o)
   long long whc = 0;
   if (o->send_queue_size > 0)
     whc = (long long)o->send_queue_size * o->data_len;
-  else if (o->num_pubs > 4)
-    /* Each subscriber's backlog is numPublishers x the writers' unacknowledged window:
-       cap the window so the FINISHED exchange is not stuck behind seconds of data. */
-    whc = (1LL << 20) / o->num_pubs;
+  else if (o->num_pubs + o->num_subs > PT_LARGE_TEST)
+    /* A subscriber's backlog is numPublishers x each writer's unacknowledged window: cap
+       the window (64 kB) so FINISHED is not queued behind tens of seconds of data. */
+    whc = 65536;
   if (whc > 0) {
     if (whc < 16384) whc = 16384;
     add("<Watermarks><WhcAdaptive>false</WhcAdaptive><WhcHigh>%lldB</WhcHigh>"

@@ -473,8 +473,12 @@ static int run_publisher(void)
   s.kind = KIND_FINISHED;
   s.ping_to = -1;
   s.seq = seq;
-  int64_t fin_deadline = now_ns() + (int64_t)((g_stop ? 1.0 : opt.finish_timeout) * 1e9);
+  /* Bounded wait: finishTimeout after the last acknowledgement that arrived (subscribers
+     still draining other publishers' data acknowledge late), at most 3 x finishTimeout. */
+  int64_t fin_step = (int64_t)((g_stop ? 1.0 : opt.finish_timeout) * 1e9);
+  int64_t fin_start = now_ns(), fin_deadline = fin_start + fin_step;
   int64_t next_fin = 0;
+  int nacked = 0;
   while (now_ns() < fin_deadline) {
     if (now_ns() >= next_fin) {
       dds_write(wr, &s);
@@ -482,16 +486,23 @@ static int run_publisher(void)
       next_fin = now_ns() + 500000000LL;
     }
     poll_announcements(ann, ready, acked);
-    if (count_true(acked, ns) == ns) break;
+    int a = count_true(acked, ns);
+    if (a == ns) break;
+    if (a > nacked) {
+      nacked = a;
+      fin_deadline = now_ns() + fin_step;
+      if (fin_deadline > fin_start + 3 * fin_step) fin_deadline = fin_start + 3 * fin_step;
+    }
     sleep_ms(20);
   }
   if (count_true(acked, ns) != ns && !g_stop) {
     char miss[512];
     list_missing(acked, ns, miss, sizeof miss);
     fprintf(stderr,
-            "publisher %d of %d: %d of %d subscribers acknowledged FINISHED within %g s: missing "
-            "%s\n",
-            opt.pid, opt.num_pubs, count_true(acked, ns), ns, opt.finish_timeout, miss);
+            "publisher %d of %d: %d of %d subscribers acknowledged FINISHED (waited %.1f s): "
+            "missing %s\n",
+            opt.pid, opt.num_pubs, count_true(acked, ns), ns, (double)(now_ns() - fin_start) / 1e9,
+            miss);
     rc = 1;
   }
   if (opt.pid == 0) {
@@ -519,6 +530,67 @@ static struct {
   _Atomic int64_t first_ns, last_ns;
   dds_entity_t echo_wr;
 } sub = {.m = PTHREAD_MUTEX_INITIALIZER};
+
+/* Echoes are written by their own thread: this listener runs on Cyclone's receive thread,
+   and a reliable write that waits for acknowledgements there would wait for itself. */
+typedef struct echo_item {
+  perftest_TestData_t s;
+  struct echo_item *next;
+} echo_item_t;
+
+static struct {
+  pthread_mutex_t m;
+  pthread_cond_t c;
+  echo_item_t *head, *tail;
+  bool stop;
+  pthread_t thread;
+} eq = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
+
+static void echo_enqueue(const perftest_TestData_t *s)
+{
+  echo_item_t *it = malloc(sizeof *it);
+  if (it == NULL) abort();
+  it->s = *s;
+  it->s.kind = KIND_ECHO;
+  it->s.sub_id = opt.sid;
+  it->s.ping_to = -1;
+  it->s.bin_data._buffer = malloc(s->bin_data._length ? s->bin_data._length : 1);
+  if (it->s.bin_data._buffer == NULL) abort();
+  if (s->bin_data._length) memcpy(it->s.bin_data._buffer, s->bin_data._buffer, s->bin_data._length);
+  it->s.bin_data._maximum = s->bin_data._length;
+  it->s.bin_data._release = false;
+  it->next = NULL;
+  pthread_mutex_lock(&eq.m);
+  if (eq.tail) eq.tail->next = it;
+  else eq.head = it;
+  eq.tail = it;
+  pthread_cond_signal(&eq.c);
+  pthread_mutex_unlock(&eq.m);
+}
+
+static void *echo_thread(void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock(&eq.m);
+  for (;;) {
+    while (eq.head == NULL && !eq.stop) pthread_cond_wait(&eq.c, &eq.m);
+    echo_item_t *it = eq.head;
+    if (it == NULL) break; /* stopped and drained */
+    eq.head = it->next;
+    if (eq.head == NULL) eq.tail = NULL;
+    pthread_mutex_unlock(&eq.m);
+    dds_return_t rc;
+    while ((rc = dds_write(sub.echo_wr, &it->s)) == DDS_RETCODE_TIMEOUT && !g_stop) {
+    }
+    if (rc == 0) sub.echoes++;
+    else fprintf(stderr, "subscriber %d: echo failed: %s\n", opt.sid, dds_strretcode(rc));
+    free(it->s.bin_data._buffer);
+    free(it);
+    pthread_mutex_lock(&eq.m);
+  }
+  pthread_mutex_unlock(&eq.m);
+  return NULL;
+}
 
 static void on_data(dds_entity_t rd, void *arg)
 {
@@ -550,14 +622,7 @@ static void on_data(dds_entity_t rd, void *arg)
       uint64_t *e = &sub.expected[s->pub_id];
       if (s->seq > *e) lost += s->seq - *e;
       if (s->seq >= *e) *e = s->seq + 1;
-      if (s->ping_to == opt.sid) {
-        perftest_TestData_t echo = *s;
-        echo.kind = KIND_ECHO;
-        echo.sub_id = opt.sid;
-        echo.ping_to = -1;
-        dds_write(sub.echo_wr, &echo);
-        sub.echoes++;
-      }
+      if (s->ping_to == opt.sid) echo_enqueue(s);
     }
     pthread_mutex_unlock(&sub.m);
     if (got) {
@@ -613,6 +678,7 @@ static int run_subscriber(void)
   dds_entity_t ann = mk_writer(ann_topic, ann_qos("sub", opt.sid));
   dds_listener_t *l = dds_create_listener(NULL);
   dds_lset_data_available(l, on_data);
+  if (pthread_create(&eq.thread, NULL, echo_thread, NULL) != 0) abort();
   dds_entity_t rd = mk_reader(tp_topic, data_qos(false, "sub", opt.sid), l);
   dds_delete_listener(l);
 
@@ -737,6 +803,11 @@ static int run_subscriber(void)
     rc = 1;
   }
   dds_set_listener(rd, NULL);
+  pthread_mutex_lock(&eq.m);
+  eq.stop = true;
+  pthread_cond_signal(&eq.c);
+  pthread_mutex_unlock(&eq.m);
+  pthread_join(eq.thread, NULL);
   sub_summary();
   dds_wait_for_acks(ann, DDS_SECS(1));
   free(tp_m);

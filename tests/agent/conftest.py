@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from netlab import NetLab  # noqa: E402
+from netlab import NetLab
 
 BIN = Path(__file__).resolve().parents[2] / "perftest-wrappers" / "bin"
 AGENT = BIN / "perftest_cyclone"

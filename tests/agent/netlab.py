@@ -28,7 +28,6 @@ import time
 from collections.abc import Sequence
 from typing import IO, Any
 
-
 _libc = ctypes.CDLL(None, use_errno=True)
 _CLONE_NEWNET = 0x40000000
 
@@ -51,7 +50,7 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 
 
 class NetLab:
-    """N namespaces ``pt<tag>h<i>`` joined by bridge ``pt<tag>br``; addresses 10.<x>.<y>.<i+1>/16."""
+    """N namespaces ``pt<tag>h<i>`` on bridge ``pt<tag>br``, addresses 10.<x>.<y>.<i+1>/16."""
 
     def __init__(self, hosts: int, tag: str | None = None) -> None:
         self.tag = tag or secrets.token_hex(3)
@@ -160,7 +159,8 @@ class NetLab:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p.pid, signal.SIGCONT)
 
-    def run(self, i: int, argv: Sequence[str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    def run(self, i: int, argv: Sequence[str],
+            timeout: float = 30) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["ip", "netns", "exec", self.ns(i), *argv], capture_output=True,
                               text=True, timeout=timeout)
 

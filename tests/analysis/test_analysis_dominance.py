@@ -35,7 +35,7 @@ def test_shifted_latency_is_dominated(phi):
     assert res.verdict == "multicast dominates"
     assert res.crossovers == []
     assert res.p_value <= 0.05
-    est, lo, hi = res.effects["median"]
+    _, lo, hi = res.effects["median"]
     assert lo <= 100 * (np.exp(-0.15) - 1) <= hi
     assert hi < 0
 

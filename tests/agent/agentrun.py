@@ -1,0 +1,100 @@
+"""Run a set of agents (publishers and subscribers) in a NetLab and collect their results."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from netlab import NetLab
+
+
+@dataclass
+class AgentResult:
+    role: str          # "pub" | "sub"
+    index: int
+    host: int
+    rc: int | None
+    stdout: str
+    stderr: str
+    elapsed: float     # seconds from the first start to this process's exit
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}{self.index}"
+
+    def sent(self) -> int:
+        m = re.search(r"sent (\d+) samples", self.stderr)
+        assert m, f"{self.name}: no 'sent' line in stderr:\n{self.stderr[-2000:]}"
+        return int(m.group(1))
+
+    def echoes_per_subscriber(self) -> dict[int, int]:
+        m = re.search(r"echoes per subscriber: (.*)", self.stderr)
+        assert m, f"{self.name}: no echo counts in stderr:\n{self.stderr[-2000:]}"
+        return {int(k): int(v) for k, v in (kv.split(":") for kv in m.group(1).split())}
+
+
+def run_agents(
+    lab: NetLab,
+    agent: str,
+    pubs: int,
+    subs: int,
+    args: list[str],
+    pub_args: list[str] | None = None,
+    timeout: float = 60,
+    workdir: Path | None = None,
+    gated: bool = False,
+) -> list[AgentResult]:
+    """Start `subs` subscribers and `pubs` publishers spread round-robin over the lab's hosts
+    (subscribers from host 1, publishers from host 0), wait for all, return their results.
+    ``pub_args`` go to publishers only (e.g. -executionTime, -latencyFile)."""
+    common = ["-numPublishers", str(pubs), "-numSubscribers", str(subs), "-noPrintConfig", *args]
+    plan: list[tuple[str, int, int, list[str]]] = []
+    for i in range(subs):
+        h = (1 + i) % lab.n
+        plan.append(("sub", i, h, ["-sub", "-sidMultiSubTest", str(i), "-nic", lab.ip(h), *common]))
+    for i in range(pubs):
+        h = i % lab.n
+        plan.append(("pub", i, h, ["-pub", "-pidMultiPubTest", str(i), "-nic", lab.ip(h), *common,
+                                   *(pub_args or [])]))
+    workdir = workdir or Path("/tmp")
+    files = []
+    procs: list[subprocess.Popen[str]] = []
+    for role, i, h, a in plan:
+        out = open(workdir / f"{lab.tag}-{role}{i}.out", "w+")  # noqa: SIM115
+        err = open(workdir / f"{lab.tag}-{role}{i}.err", "w+")  # noqa: SIM115
+        files.append((out, err))
+        start = lab.popen_gated if gated else lab.popen
+        procs.append(start(h, [agent, *a], stdout=out, stderr=err))
+    if gated:
+        lab.release(procs)
+    t0 = time.monotonic()
+    ends: dict[int, float] = {}
+    while len(ends) < len(procs) and time.monotonic() - t0 <= timeout:
+        for k, p in enumerate(procs):
+            if k not in ends and p.poll() is not None:
+                ends[k] = time.monotonic() - t0
+        time.sleep(0.05)
+    # Processes still running after `timeout` are killed by the lab's teardown.
+    results = []
+    for (role, i, h, _), p, (out, err) in zip(plan, procs, files, strict=True):
+        out.seek(0)
+        err.seek(0)
+        results.append(AgentResult(role, i, h, p.poll(), out.read(), err.read(),
+                                   ends.get(len(results), float("inf"))))
+        out.close()
+        err.close()
+        Path(out.name).unlink(missing_ok=True)
+        Path(err.name).unlink(missing_ok=True)
+    return results
+
+
+def describe(results: list[AgentResult]) -> str:
+    """Diagnostics for an assertion message: exit status and the last stderr lines."""
+    lines = []
+    for r in results:
+        tail = " | ".join(r.stderr.strip().splitlines()[-3:])
+        lines.append(f"{r.name}@h{r.host} rc={r.rc} t={r.elapsed:.1f}s: {tail}")
+    return "\n".join(lines)

@@ -1,0 +1,159 @@
+"""The native agent in real network namespaces (acceptance 1, 2, 3, 6 and 7 of issue 2).
+
+    ns h0 ---+            (publishers from h0, subscribers from h1, round-robin)
+    ns h1 ---+--- Linux bridge (root namespace, tagged name, no IGMP snooping)
+    ns h2 ---+
+    ns h3 ---+
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from agentrun import describe, run_agents
+from netlab import NetLab
+
+from experiments.perftest_output import parse_latency_file, parse_perftest_output
+
+pytestmark = pytest.mark.netns
+
+EXEC_S = 4
+LATENCY_COUNT = 500
+
+
+@pytest.mark.parametrize("mode", ["unicast", "multicast"])
+@pytest.mark.parametrize(("pubs", "subs"), [(1, 1), (1, 3), (3, 3)])
+@pytest.mark.parametrize("build", ["release", "asan"])
+def test_reliable_throughput_no_loss_latency_rotation(
+    request: pytest.FixtureRequest, lab4: NetLab, tmp_path: Path, build: str, mode: str,
+    pubs: int, subs: int,
+) -> None:
+    """Acceptance 1 (and 7 with the ASan build)."""
+    agent = request.getfixturevalue("agent_asan" if build == "asan" else "agent")
+    latfile = tmp_path / "pub0.latency.txt"
+    args = ["-dataLen", "100", "-latencyCount", str(LATENCY_COUNT)]
+    if mode == "multicast":
+        args.append("-multicast")
+    res = run_agents(lab4, agent, pubs, subs, args, timeout=EXEC_S + 15,
+                     pub_args=["-executionTime", str(EXEC_S), "-latencyFile", str(latfile)])
+    diag = describe(res)
+    for r in res:
+        assert r.rc == 0, diag
+        assert r.elapsed <= EXEC_S + 15, diag
+        if build == "asan":
+            assert "AddressSanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr
+    pub_res = [r for r in res if r.role == "pub"]
+    sent = {r.index: r.sent() for r in pub_res}
+    for r in res:
+        if r.role != "sub":
+            continue
+        out = parse_perftest_output(r.stdout)
+        assert out.role == "subscriber", r.stdout
+        assert out.summary["Lost Samples"] == 0, diag
+        assert out.summary["Total Samples"] == sum(sent.values()), diag
+        assert len(out.intervals) >= EXEC_S - 1
+    pub0 = next(r for r in pub_res if r.index == 0)
+    lat = parse_perftest_output(pub0.stdout)
+    assert lat.role == "publisher"
+    pings = -(-sent[0] // LATENCY_COUNT)  # seq 0 is a ping: ceil(sent / latencyCount)
+    samples = parse_latency_file(latfile.read_text())
+    assert abs(len(samples) - pings) <= 0.05 * pings, (len(samples), pings)
+    assert len(lat.intervals) == len(samples)
+    assert 0 < lat.summary["50% (us)"] < 1_000_000
+    echoes = pub0.echoes_per_subscriber()
+    assert set(echoes) == set(range(subs)) and min(echoes.values()) > 0, echoes
+    assert max(echoes.values()) - min(echoes.values()) <= 1 + 0.05 * pings / subs, echoes
+
+
+def test_best_effort_over_limited_link_counts_gaps(lab2: NetLab, agent: str) -> None:
+    """Acceptance 2: 1→1 best effort through a 20 Mbit/s TBF: the loss the subscriber
+    reports equals the sequence numbers it never saw (received + lost == sent)."""
+    lab2.limit_rate(0, "20mbit")
+    res = run_agents(lab2, agent, 1, 1, ["-bestEffort", "-dataLen", "1000", "-batchSize", "0"],
+                     pub_args=["-executionTime", "3"], timeout=25)
+    diag = describe(res)
+    assert all(r.rc == 0 for r in res), diag
+    pub, sub = (next(r for r in res if r.role == x) for x in ("pub", "sub"))
+    out = parse_perftest_output(sub.stdout)
+    received, lost = out.summary["Total Samples"], out.summary["Lost Samples"]
+    assert lost > 0, diag  # 20 Mbit/s cannot carry what the publisher offers
+    assert received + lost == pub.sent(), (received, lost, pub.sent())
+    percent = 100 * lost / (received + lost)
+    assert out.summary["Lost Samples (%)"] == pytest.approx(percent, abs=0.01)
+    # interval rows report the cumulative loss, never decreasing
+    lost_col = out.column("Lost Samples")
+    assert lost_col == sorted(lost_col) and lost_col[-1] <= lost
+
+
+SIZES = [2**k for k in range(5, 15)] + [65536, 524288]
+
+
+def test_latency_test_size_sweep(lab2: NetLab, agent: str) -> None:
+    """Acceptance 3: -latencyTest 1→1 from 32 B to 16 KB, 64 KB and 512 KB."""
+    medians = {}
+    for size in SIZES:
+        res = run_agents(lab2, agent, 1, 1, ["-latencyTest", "-dataLen", str(size)],
+                         pub_args=["-numIter", "200"], timeout=30)
+        diag = describe(res)
+        assert all(r.rc == 0 for r in res), f"dataLen {size}:\n{diag}"
+        pub = next(r for r in res if r.role == "pub")
+        out = parse_perftest_output(pub.stdout)
+        assert out.data_length == size
+        assert len(out.intervals) >= 190, f"dataLen {size}: {len(out.intervals)} echoes"
+        s = out.summary
+        assert 0 < s["Min (us)"] <= s["50% (us)"] <= s["99% (us)"] <= s["Max (us)"]
+        assert s["50% (us)"] < 100_000, f"dataLen {size}: median {s['50% (us)']} us"
+        medians[size] = s["50% (us)"]
+    # a 512 KB sample (fragmented, reassembled) takes longer than a 32 B one
+    assert medians[524288] > medians[32], medians
+
+
+def test_never_appearing_and_dying_peers(lab2: NetLab, agent: str, tmp_path: Path) -> None:
+    """Acceptance 6: bounded waits with non-zero exits naming who was missing."""
+    common = ["-numPublishers", "1", "-numSubscribers", "2", "-noPrintConfig",
+              "-discoveryTimeout", "3", "-finishTimeout", "3", "-leaseDuration", "2"]
+    # (a) subscriber 1 never appears
+    sub0 = lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", "0", "-nic", lab2.ip(1), *common])
+    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "2", *common])
+    _, perr = pub.communicate(timeout=20)
+    _, serr = sub0.communicate(timeout=20)
+    assert pub.returncode == 1 and "saw 1 of 2 subscribers" in perr and "missing 1" in perr, perr
+    assert sub0.returncode == 1 and "vanished before FINISHED: 0" in serr, serr
+    # (b) subscriber 1 is killed (SIGKILL) during the run
+    subs = [lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", str(i), "-nic", lab2.ip(1), *common])
+            for i in range(2)]
+    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "4", *common])
+    time.sleep(2)
+    os.kill(subs[1].pid, signal.SIGKILL)
+    _, perr = pub.communicate(timeout=30)
+    _, serr = subs[0].communicate(timeout=30)
+    assert pub.returncode == 1 and "missing 1" in perr, perr
+    assert subs[0].returncode == 0, serr
+
+
+@pytest.mark.parametrize("victim", ["pub", "sub"])
+def test_sigterm_prints_summary_and_exits_0(lab2: NetLab, agent: str, victim: str) -> None:
+    """Acceptance 6: SIGTERM mid-run prints the summary so far and exits 0 promptly."""
+    common = ["-noPrintConfig", "-latencyCount", "100"]
+    sub = lab2.popen(1, [agent, "-sub", "-nic", lab2.ip(1), *common])
+    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "60", *common])
+    time.sleep(3)
+    target = pub if victim == "pub" else sub
+    t0 = time.monotonic()
+    target.send_signal(signal.SIGTERM)
+    out, err = target.communicate(timeout=10)
+    assert time.monotonic() - t0 < 5
+    assert target.returncode == 0, err
+    parsed = parse_perftest_output(out)
+    assert parsed.summary, out
+    if victim == "sub":
+        assert parsed.summary["Total Samples"] > 0
+        pub.send_signal(signal.SIGTERM)
+    else:
+        assert parsed.summary["50% (us)"] > 0
+        sub.communicate(timeout=20)  # the publisher's FINISHED ends the subscriber
+        assert sub.returncode == 0

@@ -1,0 +1,74 @@
+"""Acceptance 4 of issue 2: 75 publishers + 75 subscribers on 4 namespaces, one bridge.
+
+    ns h0 (19 sub + 19 pub) --+
+    ns h1 (19 sub + 19 pub) --+-- Linux bridge (root namespace)
+    ns h2 (19 sub + 19 pub) --+
+    ns h3 (18 sub + 18 pub) --+
+
+150 processes on a 2-core machine, executionTime 30: every process must match all its
+peers and exit 0, and the whole run must end within 90 s of the first process start
+(processes are spawned stopped and released together, so the spawning cost of the test
+harness is not counted). Reports discovery times and the total RSS.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import threading
+import time
+
+import psutil
+import pytest
+from agentrun import describe, run_agents
+from netlab import NetLab
+
+pytestmark = [pytest.mark.netns, pytest.mark.slow]
+
+N = 75
+EXEC_S = 30
+LIMIT_S = 90
+
+
+def _sample_rss(stop: threading.Event, peak: list[int]) -> None:
+    me = psutil.Process()
+    while not stop.is_set():
+        total = 0
+        for child in me.children(recursive=True):
+            try:
+                if child.name().startswith("perftest_cyclon"):
+                    total += child.memory_info().rss
+            except psutil.Error:
+                pass
+        peak[0] = max(peak[0], total)
+        stop.wait(3)
+
+
+@pytest.mark.parametrize("mode", ["unicast", "multicast"])
+def test_75_publishers_75_subscribers(lab4: NetLab, agent: str, mode: str,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["-dataLen", "100", "-latencyCount", "1000"]
+    if mode == "multicast":
+        args.append("-multicast")
+    stop, peak = threading.Event(), [0]
+    sampler = threading.Thread(target=_sample_rss, args=(stop, peak), daemon=True)
+    sampler.start()
+    t0 = time.monotonic()
+    try:
+        res = run_agents(lab4, agent, N, N, args, pub_args=["-executionTime", str(EXEC_S)],
+                         timeout=LIMIT_S + 30, gated=True)
+    finally:
+        stop.set()
+        sampler.join()
+    wall = time.monotonic() - t0
+    disc = [float(m.group(1)) for r in res
+            if (m := re.search(r"discovery complete: .* after ([\d.]+) s", r.stderr))]
+    last = max(r.elapsed for r in res)
+    with capsys.disabled():
+        print(f"\n[scale {mode}] {len(res)} processes: discovery complete in {len(disc)}; "
+              f"discovery s median {statistics.median(disc) if disc else float('nan'):.1f} "
+              f"max {max(disc) if disc else float('nan'):.1f}; last exit at {last:.1f} s; "
+              f"peak total RSS {peak[0] / 2**20:.0f} MiB; harness wall {wall:.0f} s")
+    bad = [r for r in res if r.rc != 0]
+    assert not bad, f"{len(bad)} processes failed:\n{describe(bad[:15])}"
+    assert last <= LIMIT_S, f"last process exited {last:.1f} s after the release"

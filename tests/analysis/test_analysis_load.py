@@ -1,0 +1,93 @@
+"""Loading a campaign: schema checks with one-line errors, incomplete runs, aggregation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.load import ResultsError, aggregate_throughput, load_campaign
+from analysis.synthetic import write_campaign
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    return write_campaign(tmp_path / "c", counts=(1, 3), seconds=5, pings_per_s=20)
+
+
+def test_loads_every_table(small: Path):
+    c = load_campaign(small)
+    assert len(c.runs) == 4
+    assert set(c.runs["mode"]) == {"unicast", "multicast"}
+    assert len(c.latency) == 4 * 5 * 20
+    assert c.runs["wire_available"].all()
+    assert c.runs["wire_meta_share"].between(0, 1).all()
+    rid = c.runs["run_id"].iloc[2]
+    direct = pd.read_parquet(small / rid / "tables" / "latency.parquet")["latency_us"]
+    assert (c.latency_of(rid) == direct.to_numpy()).all()
+    assert list(c.latency.loc[c.latency["run_id"] == rid, "latency_us"]) == list(direct)
+
+
+def test_aggregate_throughput_sums_subscribers_and_drops_partial_seconds(small: Path):
+    rid = "lan-rel-100B-3x3-unicast-r0"
+    path = small / rid / "tables" / "throughput.parquet"
+    thr = pd.read_parquet(path)
+    # subscriber 2 misses second 5: that second must not count as a dip
+    thr = thr[~((thr["subscriber"] == 2) & (thr["second"] == 5))]
+    thr.to_parquet(path, index=False)
+    agg = aggregate_throughput(load_campaign(small))
+    mine = agg[agg["run_id"] == rid]
+    assert list(mine["second"]) == [1, 2, 3, 4]
+    expected = thr[thr["second"] == 1]["samples_per_s"].sum()
+    assert mine["samples_per_s"].iloc[0] == pytest.approx(expected)
+
+
+def test_incomplete_runs_are_skipped_with_reason(small: Path):
+    rid = "lan-rel-100B-1x1-multicast-r0"
+    manifest = small / rid / "manifest.json"
+    manifest.write_text(json.dumps({"status": "incomplete"}))
+    c = load_campaign(small)
+    assert rid not in set(c.runs["run_id"])
+    assert (rid, "manifest status 'incomplete'") in c.skipped
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: (d / "config.json").write_text('{"run_id": "x"}'), "missing key 'group'"),
+        (lambda d: _patch(d / "config.json", mode="broadcast"),
+         "key 'mode' is 'broadcast'; allowed values: unicast, multicast"),
+        (lambda d: _patch(d / "config.json", subscribers=0), "key 'subscribers' must be"),
+        (lambda d: (d / "tables" / "latency.parquet").unlink(), "latency.parquet: file is missing"),
+        (lambda d: pd.DataFrame({"run_id": ["x"], "sample": [0]}).to_parquet(
+            d / "tables" / "latency.parquet"), "missing column(s) latency_us"),
+        (lambda d: (d / "tables" / "throughput.parquet").write_bytes(b"garbage"),
+         "not a readable Parquet file"),
+        (lambda d: (d / "config.json").write_text("{"), "config.json: not valid JSON"),
+    ],
+)
+def test_bad_files_give_one_line_errors(small: Path, mutate, message):
+    run_dir = small / "lan-rel-100B-3x3-unicast-r0"
+    mutate(run_dir)
+    with pytest.raises(ResultsError) as err:
+        load_campaign(small)
+    text = str(err.value)
+    assert message in text
+    assert str(run_dir) in text
+    assert "\n" not in text
+
+
+def test_no_complete_run(tmp_path: Path):
+    with pytest.raises(ResultsError, match="not a directory"):
+        load_campaign(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ResultsError, match="no complete run"):
+        load_campaign(tmp_path / "empty")
+
+
+def _patch(path: Path, **changes) -> None:
+    data = json.loads(path.read_text())
+    data.update(changes)
+    path.write_text(json.dumps(data))

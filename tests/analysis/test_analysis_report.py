@@ -1,0 +1,112 @@
+"""`mcastlab report` on the fixture campaign (acceptance 2 and 5)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.report import generate
+from analysis.synthetic import write_campaign
+
+FIGURES = ("ecdf_latency", "ecdf_throughput", "ecdf_throughput_per_subscriber",
+           "wire_metrics", "summary")
+TABLES = ("verdicts", "summary", "statistics", "comparisons", "wire")
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def report(campaign_dir: Path, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcastlab.cli", "report", str(campaign_dir), "--out", str(out),
+         "--bootstrap", "199"],
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "report:" in proc.stdout
+    return out
+
+
+def test_every_figure_and_table_is_written(report: Path):
+    for stem in FIGURES:
+        for ext in ("pdf", "png"):
+            path = report / "figures" / f"{stem}.{ext}"
+            assert path.stat().st_size > 5000, path
+    for name in TABLES:
+        for ext in ("csv", "md", "tex"):
+            assert (report / "tables" / f"{name}.{ext}").stat().st_size > 0
+    text = (report / "report.md").read_text()
+    for stem in FIGURES:
+        assert f"figures/{stem}.png" in text
+
+
+def test_verdict_table_has_every_count_qualified_with_wire_evidence(report, campaign_dir):
+    verdicts = pd.read_csv(report / "tables" / "verdicts.csv")
+    runs = pd.read_json(campaign_dir / "campaign.json", typ="series")["runs"]
+    counts = {f"{r['config']['publishers']}×{r['config']['subscribers']}" for r in runs}
+    assert set(verdicts["participants"]) == counts
+    for _, row in verdicts.iterrows():
+        for col in ("latency test", "throughput test"):
+            assert "block-permutation test" in row[col] and "median" in row[col]
+        assert "(unicast → multicast)" in row["wire evidence"]
+        assert row["explanation"].startswith(f"At {row['participants']},")
+        assert "On the wire the largest difference is" in row["explanation"]
+
+
+def test_known_answers_on_the_synthetic_fixture(report, synthetic_designs):
+    verdicts = pd.read_csv(report / "tables" / "verdicts.csv").set_index("participants")
+    expected = {
+        "same": ("no significant difference", "no significant difference"),
+        "multicast-better": ("multicast dominates", "multicast dominates"),
+        "unicast-better": ("unicast dominates", "unicast dominates"),
+        "crossing": ("crossing", None),
+    }
+    for n, design in synthetic_designs.items():
+        lat, thr = expected[design]
+        row = verdicts.loc[f"{n}×{n}"]
+        assert row["latency verdict"] == lat, (n, design)
+        if thr:
+            assert row["throughput verdict"] == thr, (n, design)
+    latex = (report / "tables" / "verdicts.tex").read_text()
+    assert r"\begin{tabular}" in latex and "$\\times$" in latex
+
+
+def test_study_matrix_verdict_table(tmp_path: Path):
+    """seed003-quick's shape (1 to 75 participants, both modes) gives one qualified row per
+    count, with its wire evidence (acceptance 5 on a synthetic stand-in)."""
+    counts = (1, 3, 10, 25, 50, 75)
+    camp = write_campaign(tmp_path / "seed003-like", counts=counts, seconds=20, pings_per_s=50)
+    res = generate(camp, tmp_path / "out", n_boot=199)
+    verdicts = pd.read_csv(res.out_dir / "tables" / "verdicts.csv")
+    assert list(verdicts["participants"]) == [f"{n}×{n}" for n in counts]
+    assert verdicts["latency verdict"].isin(
+        ["unicast dominates", "multicast dominates", "crossing", "no significant difference"]
+    ).all()
+    assert verdicts["wire evidence"].str.contains("ACKNACKs per reader per s").all()
+
+
+SEED003 = REPO / "results" / "seed003-quick"
+
+
+@pytest.mark.skipif(not (SEED003 / "campaign.json").exists(), reason="no seed003-quick results")
+def test_seed003_quick_verdict_table(tmp_path: Path):
+    """Acceptance 5 on the real campaign, when `make run` has produced it."""
+    res = generate(SEED003, tmp_path / "out")
+    verdicts = pd.read_csv(res.out_dir / "tables" / "verdicts.csv")
+    assert {"1×1", "3×3", "10×10", "25×25", "50×50", "75×75"} <= set(verdicts["participants"])
+    assert not verdicts["latency verdict"].eq("not compared").any()
+    assert not verdicts["wire evidence"].eq("no capture").any()
+
+
+def test_bad_results_directory_exit_2(tmp_path: Path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcastlab.cli", "report", str(tmp_path / "missing")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0
+    assert "missing: not a directory" in proc.stderr

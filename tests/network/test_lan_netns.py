@@ -1,0 +1,99 @@
+"""Acceptance 1 and 2: snooping on a switched LAN, Linux bridge and OVS userspace.
+
+        h1 (sender)
+         |
+   h2 -- s1 -- h4 (non-member)
+         |
+         h3
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import topologies
+from topologies import probe
+
+pytestmark = [pytest.mark.netns, pytest.mark.timeout(240)]
+
+COUNT = 1000  # packets in the counted stream
+
+
+def _run(params: dict, workdir: Path) -> dict:
+    spec = topologies.resolve("lan", {"hosts": 4, **params})
+    with topologies.build(spec, workdir=workdir) as net:
+        net.wait_converged(60)
+        return probe.probe(net, "h1", ["h2", "h3"], count=COUNT, rate=1000)
+
+
+def test_linux_bridge_snooping_with_querier_prunes_the_non_member(workdir: Path) -> None:
+    r = _run({"snooping": "on", "querier": "on"}, workdir)
+    for member in ("h2", "h3"):
+        assert r["hosts"][member]["received"] >= 0.99 * COUNT, r["hosts"]
+    # Exactly 0: h4 never joined, the bridge's mdb holds only h2/h3 ports.
+    assert r["hosts"]["h4"]["wire"] == 0, r["hosts"]
+    mdb = r["multicast_state"]["switches"]["s1"]["mdb"]
+    assert mdb["239.1.2.3"] == ["s1-eth2", "s1-eth3"]
+    assert r["switch_ports_tx"]["s1"]["s1-eth4"] < 10  # no stream out of h4's port
+    assert r["ok"]
+
+
+def test_linux_bridge_without_snooping_floods_the_non_member(workdir: Path) -> None:
+    r = _run({"snooping": "off"}, workdir)
+    for member in ("h2", "h3"):
+        assert r["hosts"][member]["received"] >= 0.99 * COUNT
+    # Flooding: the non-member's interface sees the whole stream (its kernel drops it).
+    assert r["hosts"]["h4"]["wire"] >= 0.99 * COUNT
+    assert r["hosts"]["h4"]["must_be_zero"] is False and r["ok"]
+
+
+@pytest.mark.parametrize(("snooping", "non_member_gets_stream"), [("on", False), ("off", True)])
+def test_ovs_userspace_snooping(workdir: Path, snooping: str, non_member_gets_stream: bool) -> None:
+    spec = topologies.resolve("lan", {"hosts": 4, "switch": "ovs-user", "snooping": snooping})
+    with topologies.build(spec, workdir=workdir) as net:
+        net.wait_converged(60)
+        r = probe.probe(net, "h1", ["h2", "h3"], count=COUNT, rate=500)
+        # TCP works (checksum offload is off on every veth of the userspace datapath).
+        server = net.popen("h2", ["iperf3", "-s", "-1", "-B", net.host_ip("h2")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = None
+        for _ in range(50):
+            client = net.run("h1", ["iperf3", "-c", net.host_ip("h2"), "-t", "1", "-J"])
+            if client.returncode == 0:
+                break
+            subprocess.run(["sleep", "0.1"], check=False)
+        server.wait(timeout=30)
+        assert client is not None and client.returncode == 0, client.stderr
+        assert '"bits_per_second"' in client.stdout
+    for member in ("h2", "h3"):
+        assert r["hosts"][member]["received"] >= 0.99 * COUNT, r["hosts"]
+    if non_member_gets_stream:
+        assert r["hosts"]["h4"]["wire"] >= 0.99 * COUNT
+    else:
+        assert r["hosts"]["h4"]["wire"] == 0  # exactly 0: OVS learnt only h2 and h3
+    assert r["multicast_state"]["switches"]["s1"]["settings"]["mcast_snooping_enable"] == (
+        "true" if snooping == "on" else "false")
+
+
+def test_delay_without_netem_fails_before_building(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Acceptance 5: nothing is created (no ledger appears) and the message names netem."""
+    from mcastlab import capabilities
+    from mcastlab.paths import STATE_DIR
+
+    if capabilities.detect()["netem"]:
+        pytest.skip("this machine has netem")
+    before = set(STATE_DIR.glob("*.ledger")) if STATE_DIR.exists() else set()
+    spec = topologies.resolve("lan", {"delay": "10ms", "loss": 1})
+    with pytest.raises(topologies.TopologyParamError, match="netem qdisc unavailable"), \
+            topologies.build(spec):
+        pass
+    after = set(STATE_DIR.glob("*.ledger")) if STATE_DIR.exists() else set()
+    assert after == before
+    res = subprocess.run([".venv/bin/mcastlab", "probe", "lan", "--param", "delay=5ms",
+                          "--sender", "h1", "--members", "all"], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], check=False)
+    assert res.returncode == 2
+    assert "netem qdisc unavailable" in res.stderr and "drop the delay/loss" in res.stderr

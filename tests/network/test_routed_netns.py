@@ -1,0 +1,95 @@
+"""Acceptance 3 and 4: routed multicast with pimd (two SPT policies) and smcroute.
+
+pimd, line of 2 routers, RP on r1 (the source's first-hop router):
+
+   h1 (sender)  h2                h3 (member)  h4 (member)
+     |          |                   |          |
+    [      s1      ]               [      s2      ]
+            |                              |
+           r1 (RP) ------------------------ r2
+         10.0.1.254   10.255.1.1  .2    10.0.2.254
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import topologies
+from topologies import probe
+
+pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
+
+COUNT = 1000
+
+
+@pytest.mark.parametrize("spt", ["immediate", "never"])
+def test_pimd_line_delivers_with_either_spt_policy(workdir: Path, spt: str) -> None:
+    spec = topologies.resolve("routed", {"routers": 2, "hosts": 2, "spt": spt})
+    with topologies.build(spec, workdir=workdir) as net:
+        ready = net.wait_converged(90)
+        assert ready["converged"]
+        r = probe.probe(net, "h1", ["h3", "h4"], count=COUNT, rate=500)
+    for member in ("h3", "h4"):
+        assert r["hosts"][member]["received"] >= 0.99 * COUNT, r["hosts"]
+    # h2 shares the sender's segment (no snooping): it sees the stream but is no member.
+    assert r["hosts"]["h2"]["member"] is False
+    mfc = {rt: st["mfc"] for rt, st in r["multicast_state"]["routers"].items()}
+    # Both routers hold kernel (S,G) state for the stream: r1 from its segment towards r2,
+    # r2 from the link towards its segment; each forwarded the counted stream (+ primer).
+    (r1,) = [e for e in mfc["r1"] if e["group"] == "239.1.2.3"]
+    (r2,) = [e for e in mfc["r2"] if e["group"] == "239.1.2.3"]
+    assert (r1["source"], r1["iif"]) == ("10.0.1.1", "r1-eth0") and "r1-eth1" in r1["oifs"]
+    assert (r2["iif"], r2["oifs"]) == ("r2-eth1", ["r2-eth0"])
+    assert r2["packets"] >= COUNT
+    # r1 is both RP and the source's first-hop router, so on a line of two the shared and
+    # the source tree take the same link; the ring test below shows the difference.
+
+
+@pytest.mark.parametrize(("spt", "r2_iif"), [("immediate", "r2-eth1"), ("never", "r2-eth2")])
+def test_pimd_ring_spt_policy_decides_the_path(workdir: Path, spt: str, r2_iif: str) -> None:
+    r"""
+    h1 (sender)                    h2 (member)
+      |                              |
+     [s1]                           [s2]
+      |                              |
+     r1 (eth1) --------------- (eth1) r2        RP = r3 (off the shortest path r1-r2)
+     (eth2)                         (eth2)
+        \                           /
+         (eth2) r3 (RP) (eth1) ----           h3 on s3 is no member
+    """
+    spec = topologies.resolve("routed", {"routers": 3, "hosts": 1, "shape": "ring",
+                                         "rp_router": "r3", "spt": spt})
+    with topologies.build(spec, workdir=workdir) as net:
+        net.wait_converged(90)
+        r = probe.probe(net, "h1", ["h2"], count=COUNT, rate=500)
+    assert r["hosts"]["h2"]["received"] >= 0.99 * COUNT, r["hosts"]
+    mfc = r["multicast_state"]["routers"]["r2"]["mfc"]
+    (entry,) = [e for e in mfc if (e["source"], e["group"]) == ("10.0.1.1", "239.1.2.3")]
+    # immediate: r2 joined the source tree and takes the stream straight from r1 (eth1);
+    # never: it stays on the shared tree and gets the stream through the RP r3 (eth2).
+    assert entry["iif"] == r2_iif, mfc
+    assert entry["oifs"] == ["r2-eth0"] and entry["packets"] >= COUNT
+
+
+def test_smcroute_static_routes_reach_only_routed_segments(workdir: Path) -> None:
+    """
+    h1 (sender)        h2 (member)        h3 (member, but no route to s3)
+      |                  |                  |
+     [s1]               [s2]               [s3]
+      |                  |                  |
+     r1 --------------- r2 --------------- r3      smcroute (*,239.0.0.0/8): s1 -> s2 only
+    """
+    spec = topologies.resolve("routed", {"routers": 3, "hosts": 1, "mrouting": "smcroute",
+                                         "smc_to": "s2"})
+    with topologies.build(spec, workdir=workdir) as net:
+        net.wait_converged(60)
+        r = probe.probe(net, "h1", ["h2", "h3"], count=COUNT, rate=500)
+    assert r["hosts"]["h2"]["received"] >= 0.99 * COUNT
+    # Exactly 0: r2 has no route towards r3, so nothing of the stream leaves r2-eth2.
+    assert r["hosts"]["h3"]["received"] == 0 and r["hosts"]["h3"]["wire"] == 0
+    assert r["hosts"]["h3"]["expected"] == 0 and r["ok"]
+    routers = r["multicast_state"]["routers"]
+    assert [e["oifs"] for e in routers["r2"]["mfc"]] == [["r2-eth0"]]
+    assert routers["r3"]["mfc"] == []

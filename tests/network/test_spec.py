@@ -1,0 +1,169 @@
+"""Pure-logic tests of topology plans, parameters, capability messages and the ledger (no root)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import topologies
+from mcastlab import capabilities, ledger
+from multicast import snooping
+from multicast.pimd import parse_show, rp_from_log
+from topologies.spec import TopologyParamError, shortest_next_hops
+
+
+def test_lan_defaults_and_names() -> None:
+    spec = topologies.resolve("lan", {})
+    assert topologies.host_names(spec) == ["h1", "h2", "h3", "h4"]
+    assert spec.host_ip("h3") == "10.0.0.3"
+    assert spec.switches == {"s1": ["h1", "h2", "h3", "h4"]}
+    assert spec.params["snooping"] is True and spec.params["igmp"] == "3"
+
+
+def test_lab_and_production_defaults() -> None:
+    lab = topologies.resolve("lab", {})
+    prod = topologies.resolve("production", {})
+    assert (len(lab.hosts), lab.params["bw"]) == (2, 100.0)
+    assert (len(prod.hosts), prod.params["bw"]) == (21, 1000.0)
+    assert "htb" in prod.needs
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "fragment"),
+    [
+        ("lan", {"snooping": "maybe"}, "'snooping' = 'maybe' is not allowed; allowed: on/off"),
+        ("lan", {"hosts": 0}, "'hosts' = 0 is not allowed; allowed: a number in [1, 250]"),
+        ("lan", {"colour": "red"}, "unknown parameter 'colour'; allowed: hosts, bw"),
+        ("lan", {"switch": "cisco"}, "allowed: linuxbridge | ovs | ovs-user | ovs-kernel"),
+        ("routed", {"shape": "ring", "routers": 2}, "shape=ring needs routers >= 3"),
+        ("routed", {"rp_router": "r9"}, "'rp_router' = 'r9' is not allowed; allowed: r1 | r2"),
+        ("routed", {"mrouting": "smcroute", "smc_to": "s7"}, "'smc_to' names 's7'"),
+        ("mesh", {}, "unknown topology 'mesh'; allowed: lan, routed, lab, production"),
+    ],
+)
+def test_bad_parameters_name_key_and_allowed_values(name: str, params: dict, fragment: str) -> None:
+    with pytest.raises(TopologyParamError) as err:
+        topologies.resolve(name, params)
+    assert fragment in str(err.value)
+
+
+def test_routed_line_addresses_and_static_routes() -> None:
+    spec = topologies.resolve("routed", {"routers": 3, "hosts": 2})
+    assert spec.switches["s2"] == ["h3", "h4", "r2"]
+    assert spec.addresses["r2"] == {"r2-eth0": "10.0.2.254/24", "r2-eth1": "10.255.1.2/24",
+                                    "r2-eth2": "10.255.2.1/24"}
+    # r1 reaches segment 3 and link 2 through r2 (10.255.1.2).
+    assert ("10.0.3.0/24", "10.255.1.2") in spec.routes["r1"]
+    assert ("10.255.2.0/24", "10.255.1.2") in spec.routes["r1"]
+    assert spec.gateways["h5"] == "10.0.3.254"
+
+
+def test_ring_has_two_paths_and_uses_the_shortest() -> None:
+    spec = topologies.resolve("routed", {"routers": 4, "shape": "ring"})
+    assert spec.router_links == [("r1", "r2"), ("r2", "r3"), ("r3", "r4"), ("r4", "r1")]
+    table = dict(spec.routes["r1"])
+    assert table["10.0.2.0/24"] == "10.255.1.2"  # direct to r2
+    assert table["10.0.4.0/24"] == "10.255.4.1"  # direct to r4 over the closing link
+    # r3 is two hops both ways; the tie goes to the first-listed neighbour (r2).
+    assert table["10.0.3.0/24"] == "10.255.1.2"
+
+
+def test_shortest_next_hops_ties_to_first_neighbour() -> None:
+    adj = {"a": ["b", "c"], "b": ["a", "d"], "c": ["a", "d"], "d": ["b", "c"]}
+    assert shortest_next_hops(adj, "a") == {"b": "b", "c": "c", "d": "b"}
+
+
+def test_smcroute_routes_follow_the_path_to_chosen_segments_only() -> None:
+    spec = topologies.resolve("routed", {"routers": 3, "mrouting": "smcroute", "smc_to": "s2",
+                                         "smc_mode": "sg", "smc_groups": "239.1.2.3"})
+    routes = spec.params["smc_routes"]
+    assert routes == {
+        "r1": [{"iif": "r1-eth0", "source": "10.0.1.1", "group": "239.1.2.3", "oifs": ["r1-eth1"]}],
+        "r2": [{"iif": "r2-eth1", "source": "10.0.1.1", "group": "239.1.2.3", "oifs": ["r2-eth0"]}],
+    }
+    assert "r3" not in routes
+
+
+def test_delay_needs_netem_and_message_names_alternative(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(capabilities, "detect", lambda: {"netem": False, "mininet": True,
+                                                        "bridge": True})
+    spec = topologies.resolve("lan", {"delay": "5ms"})
+    missing = topologies.missing_capabilities(spec)
+    assert missing == ["netem qdisc unavailable (sch_netem module missing), needed for "
+                       "delay/loss: drop the delay/loss parameters or run on a machine with "
+                       "sch_netem"]
+
+
+def test_pimd_show_parser_reads_neighbours_and_flags() -> None:
+    text = ("Virtual Interface Table =====\nVif  Local Address ...\n---\n"
+            "  0  10.0.2.254       10.0.2/24                1  DR NO-NBR\n"
+            "  1  10.255.1.2       10.255.1/24              1  DR PIM     10.255.1.1     \n"
+            "                                                            10.255.1.3\n"
+            "  2  10.0.2.254       register_vif0            1 \n\n"
+            "Multicast Routing Table =====\n"
+            "INADDR_ANY       239.1.2.3        10.0.1.254       WC RP\n"
+            "10.0.1.1         239.1.2.3        10.0.1.254       SPT CACHE SG\n")
+    st = parse_show(text)
+    assert [v["neighbors"] for v in st["vifs"]] == [[], ["10.255.1.1", "10.255.1.3"], []]
+    assert st["vifs"][0]["flags"] == ["DR", "NO-NBR"]
+    assert [(r["source"], r["flags"][0]) for r in st["routes"]] == [("INADDR_ANY", "WC"),
+                                                                   ("10.0.1.1", "SPT")]
+
+
+def test_rp_from_log_tracks_bsr_learnt_and_deleted_rps() -> None:
+    log = ("Local static RP: 169.254.0.1, group 232.0.0.0/8\n"
+           "New RP candidate 10.0.2.254 for group 224.0.0.0/4, priority 1\n")
+    assert rp_from_log(log) == [{"rp": "10.0.2.254", "group": "224.0.0.0/4", "how": "bsr"}]
+    log += "Delete RP group entry for group 224.0.0.0 (holdtime timeout)\n"
+    assert rp_from_log(log) == []
+
+
+def test_ovs_mdb_parser() -> None:
+    text = " port  VLAN  GROUP                Age\n    2     0  239.1.2.3        1\n" \
+           "    3     0  239.1.2.3        1\n"
+    assert snooping.parse_ovs_mdb(text) == {"239.1.2.3": ["2", "3"]}
+
+
+def test_ledger_never_signals_a_recycled_pid(tmp_path: Path) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        start = ledger.proc_start_time(child.pid)
+        assert start is not None and ledger.proc_alive(child.pid, start)
+        # Same pid, different start time: it is not the recorded process, so it survives.
+        assert not ledger.signal_recorded(child.pid, start + 1, 9)
+        time.sleep(0.1)
+        assert child.poll() is None
+        ledger.stop_recorded(child.pid, start)
+        assert child.wait(timeout=5) is not None
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+def test_clean_removes_dead_owners_entries_and_skips_live_ones(tmp_path: Path) -> None:
+    live = ledger.Ledger.create(tmp_path)  # owned by this (live) test process
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    dead_owner = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead_owner.wait()
+    try:
+        path = tmp_path / "mzzz.ledger"
+        path.write_text(
+            f'{{"kind": "owner", "tag": "mzzz", "pid": {dead_owner.pid}, "start": 1}}\n'
+            f'{{"kind": "proc", "pid": {victim.pid}, '
+            f'"start": {ledger.proc_start_time(victim.pid)}, "node": "h1", "what": "sleep"}}\n'
+            '{"kind": "proc", "pid": 1, "start": 999999999, "node": "h2", "what": "recycled"}\n'
+            '{"kind": "link", "na'  # torn last line, as after SIGKILL mid-write
+        )
+        report = ledger.clean(tmp_path)
+        assert victim.wait(timeout=5) is not None
+        assert not path.exists() and live.path.exists()
+        assert any("owner still running" in line for line in report)
+        assert not any("recycled" in line for line in report)  # pid 1 was never signalled
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+        live.path.unlink()
