@@ -107,7 +107,9 @@ def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
     if scale == "log":
         from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        decades = np.log10(x_hi / x_lo)
+        subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0, 3.0) if decades <= 4 else (1.0,)
+        ax.xaxis.set_major_locator(LogLocator(subs=subs))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_ylim(0, 1.0)
@@ -143,7 +145,7 @@ def ecdf_grid(analysis: Analysis, group: str, metric: str, out_dir: Path) -> lis
     names = {"latency": "One-way latency of publisher 0",
              "throughput": "Per-second throughput summed over all subscribers",
              "per_subscriber": "Per-second throughput of each subscriber"}
-    fig.suptitle(f"{names[metric]}: unicast vs multicast ({group}); shaded: "
+    fig.suptitle(f"{names[metric]}: unicast vs multicast ({group})\nshaded: "
                  f"{100 * (1 - analysis.alpha):.0f}% simultaneous DKW band; "
                  "dotted/grey: crossover and its interval; x axis: 0.05th to 99.95th percentile",
                  fontsize=9)
@@ -158,6 +160,15 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
     """Wire metrics (from the captures) vs participant count, one line per mode."""
     plt = _plt()
     pairs = [p for p in analysis.pairs_of(group) if p.wire]
+    if not pairs:  # one clear message instead of six empty panels
+        fig, ax = plt.subplots(figsize=(6, 1.6))
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, f"No wire evidence for {group}: no run of this campaign has\n"
+                "wire/summary.json (the scenario declares no capture points).",
+                ha="center", va="center", fontsize=10)
+        paths = _save(fig, out_dir, "wire_metrics" + _suffix(analysis, group))
+        plt.close(fig)
+        return paths
     fig, axes = plt.subplots(2, 3, figsize=(11, 5.6), squeeze=False)
     for ax, key in zip(axes.flat, WIRE_PANELS, strict=True):
         label = WIRE_EVIDENCE[key][0]
@@ -181,8 +192,6 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
             ax.yaxis.set_major_formatter(EngFormatter(sep=""))
         ax.grid(True, alpha=0.3)
     axes[0, 0].legend()
-    if not pairs:
-        fig.text(0.5, 0.5, "no captures in this campaign", ha="center", fontsize=14)
     fig.suptitle(f"Wire evidence from the captures vs participant count ({group}); "
                  "mean over repetitions", fontsize=9)
     fig.tight_layout()

@@ -219,11 +219,12 @@ def _wire_row(path: Path) -> dict:
 def aggregate_throughput(campaign: Campaign) -> pd.DataFrame:
     """Per-run, per-second throughput summed over all subscribers (as the study did).
 
-    Only seconds in which every subscriber of the run reported are kept, so that the
-    partial first and last seconds of a late subscriber do not look like a throughput dip.
+    A subscriber's ``second`` counts its own reporting intervals. Only seconds in which
+    every subscriber that reported at all in the run reported are kept, so that the
+    seconds in which some subscribers have already stopped do not look like a dip.
     """
     thr = campaign.throughput
-    subs = campaign.runs.set_index("run_id")["subscribers"]
+    subs = thr.groupby("run_id", observed=True)["subscriber"].nunique()
     g = thr.groupby(["run_id", "second"], observed=True, sort=True)
     agg = g.agg(samples_per_s=("samples_per_s", "sum"), mbps=("mbps", "sum"),
                 lost=("lost", "sum"), reporting=("subscriber", "nunique")).reset_index()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 LIB_ENV = "MCASTLAB_DISSECT_LIB"
 
 FRAME_DTYPE = np.dtype(
@@ -28,9 +28,8 @@ FRAME_DTYPE = np.dtype(
     align=True)
 SUB_DTYPE = np.dtype(
     [("seq", "i8"), ("seq2", "i8"), ("frame", "u4"), ("writer_eid", "u4"), ("reader_eid", "u4"),
-     ("src_prefix", "u4"), ("dst_prefix", "u4"), ("aux1", "u4"), ("aux2", "u4"), ("plen", "u4"),
-     ("octets", "u2"), ("id", "u1"), ("flags", "u1"), ("cls", "u1"), ("quoted", "u1"),
-     ("pad", "u1", (6,))],
+     ("aux1", "u4"), ("plen", "u4"), ("src_prefix", "u2"), ("dst_prefix", "u2"), ("aux2", "u2"),
+     ("octets", "u2"), ("id", "u1"), ("flags", "u1"), ("cls", "u1"), ("quoted", "u1")],
     align=True)
 CTL_DTYPE = np.dtype(
     [("frame", "u4"), ("group", "u4"), ("src", "u4"), ("nrec", "u2"), ("proto", "u1"),
@@ -44,7 +43,7 @@ TOPIC_DTYPE = np.dtype(
 F_IPV4, F_FRAG, F_REASM, F_MCAST, F_SNAPCUT, F_BAD, F_PIMREG = 1, 2, 4, 8, 16, 32, 64
 K_OTHER, K_RTPS, K_IGMP, K_PIM, K_UDP, K_NONIP, K_ICMP = range(7)
 C_NONE, C_DISCOVERY, C_USER = range(3)
-NO_PREFIX = 0xFFFFFFFF
+NO_PREFIX = 0xFFFF
 
 # RTPS 2.x submessage ids -> specification names.
 SUBMESSAGE_NAMES: dict[int, str] = {
@@ -178,30 +177,40 @@ class Dissection:
         return "" if idx == NO_PREFIX or idx >= len(self.prefixes) else self.prefixes[idx].tobytes().hex()
 
 
-def _copy(ptr: int | None, n: int, dtype: np.dtype) -> np.ndarray:
+class _Owner:
+    """Owns one C result; frees it when the last array viewing its memory is gone."""
+
+    def __init__(self, lib: ctypes.CDLL, res: _Result) -> None:
+        self.lib, self.res = lib, res
+
+    def __del__(self) -> None:
+        self.lib.mcl_free(ctypes.byref(self.res))
+
+
+def _view(owner: _Owner, ptr: int | None, n: int, dtype: np.dtype) -> np.ndarray:
+    """Zero-copy numpy view of C memory; the view keeps the owner alive."""
     if not n or not ptr:
         return np.zeros(0, dtype=dtype)
     buf = (ctypes.c_char * (n * dtype.itemsize)).from_address(ptr)
-    return np.frombuffer(buf, dtype=dtype, count=n).copy()
+    buf._owner = owner  # type: ignore[attr-defined]
+    return np.frombuffer(buf, dtype=dtype, count=n)
 
 
 def _collect(path: str, res: _Result, lib: ctypes.CDLL) -> Dissection:
-    try:
-        names = [lib.mcl_reason_name(i).decode() for i in range(lib.mcl_reason_count())]
-        bad = {names[i]: int(res.bad[i]) for i in range(1, len(names)) if res.bad[i]}
-        prefixes = _copy(res.prefixes, res.nprefixes, np.dtype(("u1", (12,))))
-        return Dissection(
-            path=path,
-            frames=_copy(res.frames, res.nframes, FRAME_DTYPE),
-            subs=_copy(res.subs, res.nsubs, SUB_DTYPE),
-            ctls=_copy(res.ctls, res.nctls, CTL_DTYPE),
-            topics=_copy(res.topics, res.ntopics, TOPIC_DTYPE),
-            prefixes=prefixes.reshape(-1, 12),
-            bad=bad, linktype=int(res.linktype),
-            format={1: "pcap", 2: "pcapng"}.get(int(res.format), "?"),
-        )
-    finally:
-        lib.mcl_free(ctypes.byref(res))
+    owner = _Owner(lib, res)
+    names = [lib.mcl_reason_name(i).decode() for i in range(lib.mcl_reason_count())]
+    bad = {names[i]: int(res.bad[i]) for i in range(1, len(names)) if res.bad[i]}
+    prefixes = _view(owner, res.prefixes, res.nprefixes, np.dtype(("u1", (12,))))
+    return Dissection(
+        path=path,
+        frames=_view(owner, res.frames, res.nframes, FRAME_DTYPE),
+        subs=_view(owner, res.subs, res.nsubs, SUB_DTYPE),
+        ctls=_view(owner, res.ctls, res.nctls, CTL_DTYPE),
+        topics=_view(owner, res.topics, res.ntopics, TOPIC_DTYPE),
+        prefixes=prefixes.reshape(-1, 12),
+        bad=bad, linktype=int(res.linktype),
+        format={1: "pcap", 2: "pcapng"}.get(int(res.format), "?"),
+    )
 
 
 def dissect(path: str | os.PathLike[str]) -> Dissection:

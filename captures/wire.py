@@ -68,18 +68,26 @@ class PointData:
     quoted: dict[str, int]  # RTPS submessages quoted inside ICMP errors, by kind
 
 
-def _guid_strings(prefixes: np.ndarray, pidx: np.ndarray, eid: np.ndarray) -> np.ndarray:
-    """GUID strings ``prefixhex:entityhex`` (vectorised over unique (prefix, eid) pairs)."""
+def _guid_strings(prefixes: np.ndarray, pidx: np.ndarray, eid: np.ndarray) -> pd.Categorical:
+    """GUIDs ``prefixhex:entityhex`` as a Categorical (strings built once per unique GUID)."""
     if len(pidx) == 0:
-        return np.zeros(0, dtype=object)
+        return pd.Categorical([])
     key = pidx.astype(np.uint64) << np.uint64(32) | eid.astype(np.uint64)
-    uniq, inv = np.unique(key, return_inverse=True)
+    inv, uniq = pd.factorize(key)  # hash-based: faster than sorting millions of keys
     names = []
     for k in uniq:
         p, e = int(k) >> 32, int(k) & 0xFFFFFFFF
         pre = prefixes[p].tobytes().hex() if p < len(prefixes) else "?" * 24
         names.append(f"{pre}:{e:08x}")
-    return np.asarray(names, dtype=object)[inv]
+    return pd.Categorical.from_codes(inv.astype(np.int32), categories=names)
+
+
+KIND_CATEGORIES = [dz.submessage_name(i) for i in range(256)]
+
+
+def kind_names(ids: np.ndarray) -> pd.Categorical:
+    """Submessage ids -> specification names, vectorised (Categorical)."""
+    return pd.Categorical.from_codes(np.asarray(ids, dtype=np.int16), categories=KIND_CATEGORIES)
 
 
 def load_point(point: str, files: Iterable[Path]) -> PointData:
@@ -140,15 +148,8 @@ def load_point(point: str, files: Iterable[Path]) -> PointData:
 
 
 # ---- per-table builders ---------------------------------------------------------------
-def _direction(src: pd.Series, local: set[int] | None) -> pd.Series:
-    if not local:
-        return pd.Series(np.full(len(src), "unknown", dtype=object), index=src.index)
-    return pd.Series(np.where(src.isin(list(local)), "out", "in"), index=src.index)
-
-
 PAYLOAD_NAMES = {dz.K_OTHER: "ip_other", dz.K_RTPS: "rtps", dz.K_IGMP: "igmp", dz.K_PIM: "pim",
                  dz.K_UDP: "udp_other", dz.K_NONIP: "non_ip", dz.K_ICMP: "icmp"}
-CLASS_NAMES = {dz.C_NONE: "none", dz.C_DISCOVERY: "discovery", dz.C_USER: "user"}
 
 
 def _datagram_payload(fr: pd.DataFrame) -> pd.Series:
@@ -164,44 +165,64 @@ def _datagram_payload(fr: pd.DataFrame) -> pd.Series:
     return kind
 
 
+DIRECTIONS = np.array(["unknown", "out", "in"], dtype=object)
+CASTS = np.array(["unicast", "multicast"], dtype=object)
+CLASSES = np.array(["none", "discovery", "user"], dtype=object)
+
+
+def _direction_codes(src: np.ndarray, local: set[int] | None) -> np.ndarray:
+    """0 unknown (no local address known), 1 out (sent by the point's host), 2 in."""
+    if not local:
+        return np.zeros(len(src), dtype=np.int8)
+    return np.where(np.isin(src, list(local)), 1, 2).astype(np.int8)
+
+
 def packet_table(pd_: PointData, local: set[int] | None, t0: float) -> pd.DataFrame:
     fr = pd_.frames
     if fr.empty:
         return pd.DataFrame()
     df = pd.DataFrame({
-        "point": pd_.point,
-        "direction": _direction(fr["src"], local),
-        "cast": np.where((fr["flags"] & dz.F_MCAST) != 0, "multicast", "unicast"),
-        "payload": _datagram_payload(fr),
-        "second": np.floor(fr["ts"] - t0).astype(np.int32),
-        "bytes": fr["wirelen"].astype(np.int64),
-        "fragment": ((fr["flags"] & dz.F_FRAG) != 0).astype(np.int64),
+        "direction": _direction_codes(fr["src"].to_numpy(), local),
+        "cast": ((fr["flags"].to_numpy() & dz.F_MCAST) != 0).astype(np.int8),
+        "payload": _datagram_payload(fr).to_numpy(),
+        "second": np.floor(fr["ts"].to_numpy() - t0).astype(np.int32),
+        "bytes": fr["wirelen"].to_numpy().astype(np.int64),
+        "fragment": ((fr["flags"].to_numpy() & dz.F_FRAG) != 0).astype(np.int64),
     })
-    g = df.groupby(["point", "direction", "cast", "payload", "second"], observed=True)
-    out = g.agg(packets=("bytes", "size"), bytes=("bytes", "sum"), fragments=("fragment", "sum"))
-    return out.reset_index()
+    g = df.groupby(["direction", "cast", "payload", "second"])
+    out = g.agg(packets=("bytes", "size"), bytes=("bytes", "sum"),
+                fragments=("fragment", "sum")).reset_index()
+    out["direction"] = DIRECTIONS[out["direction"].to_numpy()]
+    out["cast"] = CASTS[out["cast"].to_numpy()]
+    out.insert(0, "point", pd_.point)
+    return out
 
 
 def submessage_table(pd_: PointData, local: set[int] | None, t0: float) -> pd.DataFrame:
+    """Grouped on integer codes (fast on millions of rows), named afterwards."""
     sb = pd_.subs
     if sb.empty:
         return pd.DataFrame()
     fr = pd_.frames.loc[sb["frame"].to_numpy()]
+    ids = sb["id"].to_numpy()
     df = pd.DataFrame({
-        "point": pd_.point,
-        "direction": _direction(fr["src"], local).to_numpy(),
-        "kind": sb["id"].map(dz.submessage_name).to_numpy(),
-        "cast": np.where((fr["flags"].to_numpy() & dz.F_MCAST) != 0, "multicast", "unicast"),
-        "traffic": sb["cls"].map(CLASS_NAMES).to_numpy(),
+        "direction": _direction_codes(fr["src"].to_numpy(), local),
+        "kind": ids,
+        "cast": ((fr["flags"].to_numpy() & dz.F_MCAST) != 0).astype(np.int8),
+        "traffic": sb["cls"].to_numpy(),
         "second": np.floor(fr["ts"].to_numpy() - t0).astype(np.int32),
-        "bytes": sb["octets"].astype(np.int64).to_numpy(),
-        "payload_bytes": sb["plen"].astype(np.int64).to_numpy()
-        * sb["id"].isin([0x15, 0x16]).to_numpy(),
+        "bytes": sb["octets"].to_numpy().astype(np.int64),
+        "payload_bytes": sb["plen"].to_numpy().astype(np.int64) * np.isin(ids, (0x15, 0x16)),
     })
-    g = df.groupby(["point", "direction", "kind", "cast", "traffic", "second"], observed=True)
+    g = df.groupby(["direction", "kind", "cast", "traffic", "second"])
     out = g.agg(submessages=("bytes", "size"), bytes=("bytes", "sum"),
-                payload_bytes=("payload_bytes", "sum"))
-    return out.reset_index()
+                payload_bytes=("payload_bytes", "sum")).reset_index()
+    out["direction"] = DIRECTIONS[out["direction"].to_numpy()]
+    out["kind"] = [dz.submessage_name(int(i)) for i in out["kind"]]
+    out["cast"] = CASTS[out["cast"].to_numpy()]
+    out["traffic"] = CLASSES[out["traffic"].to_numpy()]
+    out.insert(0, "point", pd_.point)
+    return out
 
 
 def data_events(pd_: PointData) -> pd.DataFrame:
@@ -260,7 +281,7 @@ def nack_table(pd_: PointData) -> pd.DataFrame:
     fr = pd_.frames.loc[n["frame"].to_numpy()]
     return pd.DataFrame({
         "point": pd_.point, "ts": fr["ts"].to_numpy(),
-        "kind": n["id"].map(dz.submessage_name).to_numpy(),
+        "kind": np.asarray(kind_names(n["id"].to_numpy()), dtype=object),
         "reader": n["reader"].to_numpy(), "writer": n["writer"].to_numpy(),
         "first_sn": n["seq"].to_numpy(),
         "last_sn": np.where(n["id"].to_numpy() == 0x06, n["seq2"].to_numpy(), n["seq"].to_numpy()),
@@ -337,17 +358,17 @@ def flooding_table(pd_: PointData, local: set[int] | None) -> pd.DataFrame:
         return pd.DataFrame()
     members = memberships(pd_, local)
     payload = _datagram_payload(fr)
-    user_frames = set()
-    if not pd_.subs.empty:
-        u = pd_.subs[pd_.subs["cls"] == dz.C_USER]["frame"].unique()
-        done = fr.loc[u]
-        user_frames = set(zip(done["src"], done["dst"], done["ipid"], strict=True))
-    mc = fr[((fr["flags"] & dz.F_MCAST) != 0) & ((fr["dst"].to_numpy() >> 8) != 0xE00000)]  # not 224.0.0/24
+    key = ["src", "dst", "ipid"]
+    not_local_scope = (fr["dst"].to_numpy() >> 8) != 0xE00000  # 224.0.0.0/24: link-local
+    mc = fr[((fr["flags"] & dz.F_MCAST) != 0) & not_local_scope]
     if local:
         mc = mc[~mc["src"].isin(list(local))]
-    pl = payload.loc[mc.index]
-    keys = list(zip(mc["src"], mc["dst"], mc["ipid"], strict=True))
-    is_user = np.array([k in user_frames for k in keys], dtype=bool) | (pl == "udp_other").to_numpy()
+    is_user = (payload.loc[mc.index] == "udp_other").to_numpy().copy()
+    if not pd_.subs.empty:  # datagrams (all their fragments) carrying RTPS user traffic
+        u = pd_.subs.loc[pd_.subs["cls"] == dz.C_USER, "frame"].unique()
+        done = fr.loc[u, key].drop_duplicates().assign(user=True)
+        hit = mc[key].merge(done, on=key, how="left")["user"].fillna(False).to_numpy(dtype=bool)
+        is_user |= hit
     mc = mc[is_user]
     if mc.empty:
         return pd.DataFrame()

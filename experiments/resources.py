@@ -53,6 +53,8 @@ class ResourceSampler:
                 with self._lock:
                     self._procs.pop(pid, None)
                 continue
+            if rss == 0:  # an exiting process (zombie): nothing left to measure
+                continue
             self.rows.append(
                 {"process": name, "host": host, "t_s": round(t, 3),
                  "cpu_percent": float(cpu), "rss_bytes": int(rss)}

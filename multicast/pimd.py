@@ -96,9 +96,20 @@ class Pimd(Daemon):
         for intf, peer in self._p2p_peers().items():
             if not st["neighbors"].get(intf):
                 lacking.append(f"no PIM neighbour on {intf} (expected {peer})")
-        if not st["rp"]:
-            lacking.append("no RP known")
+        expected = self.expected_rp()
+        if not any(r["rp"] == expected for r in st["rp"]):
+            known = ", ".join(r["rp"] for r in st["rp"]) or "none"
+            lacking.append(f"RP {expected} not known yet (known: {known})")
         return "; ".join(lacking) or None
+
+    def expected_rp(self) -> str:
+        """The RP address every router must know: rp_router's segment address.
+
+        With rp=bsr another candidate may win first; it is only ready once the preferred
+        candidate's advertisement went through the BSR (BSMs every 60 s in pimd).
+        """
+        r = self.net.spec.params["rp_router"]
+        return self.net.spec.addresses[r][f"{r}-eth0"].split("/")[0]
 
     def querier_on(self, intf: str) -> bool:
         return intf in self.state()["querier_intfs"]

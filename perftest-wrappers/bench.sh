@@ -80,7 +80,9 @@ bg "$nsb" "$work/dpong" env CYCLONEDDS_URI="$(uri "$ipb")" ddsperf -D "$((secs +
 sleep 1
 ip netns exec "$nsa" env CYCLONEDDS_URI="$(uri "$ipa")" ddsperf -D "$secs" ping size 100 >"$work/dping" 2>&1
 wait "${pids[-1]}" || true
-ddsperf_lat=$(awk '/ size 100 mean / {for (i = 1; i <= NF; i++) if ($i == "50%") {v = $(i + 1); sub("us", "", v); a[n++] = v}} END {if (n) {asort(a); print a[int((n + 1) / 2)]} else print 0}' "$work/dping")
+# median of the per-second medians (one-way, us)
+ddsperf_lat=$(awk '/ size 100 mean / {for (i = 1; i <= NF; i++) if ($i == "50%") {v = $(i + 1); sub("us", "", v); print v}}' "$work/dping" \
+  | sort -g | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print 0}')
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
 printf 'throughput 1->1 reliable 100 B:  agent %s samples/s  ddsperf %s samples/s  ratio agent/ddsperf %s (goal >= 1.0, min 0.9)\n' \

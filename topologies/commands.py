@@ -89,11 +89,15 @@ def cmd_probe(args: argparse.Namespace) -> int:
         print(f"mcastlab probe: unknown host(s) {', '.join(unknown)}; allowed: "
               f"{', '.join(hosts)}", file=sys.stderr)
         return 2
-    with topologies.build(spec) as net:
-        net.wait_converged(args.timeout)
-        reach = probe.reachability(net)
-        result = probe.probe(net, args.sender, members, count=args.count, rate=args.rate,
-                             ttl=args.ttl)
+    try:
+        with topologies.build(spec) as net:
+            net.wait_converged(args.timeout)
+            reach = probe.reachability(net)
+            result = probe.probe(net, args.sender, members, count=args.count, rate=args.rate,
+                                 ttl=args.ttl)
+    except topologies.ConvergenceError as exc:
+        print(f"mcastlab probe: {exc}", file=sys.stderr)
+        return 1
     result["unicast_unreachable"] = reach
     ok = result["ok"] and not any(reach.values())
     if args.json:

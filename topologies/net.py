@@ -118,12 +118,18 @@ class Network:
 
     def _link(self, a: str, b: str, ia: str, ib: str) -> None:
         from mininet.link import Link, TCIntf
+        from mininet.log import lg
 
         params: dict[str, Any] = {}
         bw = self.spec.params.get("bw")
         if bw:
             params = {"intf": TCIntf, "bw": bw}
-        Link(self.node(a), self.node(b), intfName1=ia, intfName2=ib, fast=True, **params)
+        level = lg.getEffectiveLevel()
+        lg.setLevel(50)  # silence tc's "quantum is big" warnings Mininet prints as errors
+        try:
+            Link(self.node(a), self.node(b), intfName1=ia, intfName2=ib, fast=True, **params)
+        finally:
+            lg.setLevel(level)
 
     def _make_links(self) -> None:
         for sw, members in self.spec.switches.items():

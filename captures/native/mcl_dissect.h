@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MCL_ABI_VERSION 4
+#define MCL_ABI_VERSION 5
 
 /* frame flags */
 #define MCL_F_IPV4 0x01u
@@ -41,6 +41,9 @@ typedef struct {
 /* submessage classes */
 enum { MCL_C_NONE = 0, MCL_C_DISCOVERY = 1, MCL_C_USER = 2 };
 
+#define MCL_NO_PREFIX 0xffffu
+#define MCL_MAX_PREFIXES 32768u
+
 typedef struct {
     int64_t seq;            /* DATA/DATA_FRAG/NACK_FRAG/HB_FRAG: writerSN; HB: firstSN;
                                ACKNACK: bitmapBase; GAP: gapStart; INFO_TS: raw time */
@@ -49,19 +52,18 @@ typedef struct {
     uint32_t frame;
     uint32_t writer_eid;    /* entity ids, big-endian value as on the wire */
     uint32_t reader_eid;
-    uint32_t src_prefix;    /* index into the prefix table (sender participant) */
-    uint32_t dst_prefix;    /* index into the prefix table, UINT32_MAX: none (INFO_DST) */
     uint32_t aux1;          /* HB/ACKNACK/NACK_FRAG: count; DATA_FRAG: fragmentStartingNum;
                                HB_FRAG: lastFragmentNum; NACK_FRAG: fragment bitmap base */
-    uint32_t aux2;          /* ACKNACK/GAP/NACK_FRAG: numBits; DATA_FRAG: fragmentsInSubmessage */
     uint32_t plen;          /* DATA/DATA_FRAG: serialized payload bytes; ACKNACK/NACK_FRAG:
                                number of NACKed items (bits set) */
+    uint16_t src_prefix;    /* index into the prefix table (sender participant) */
+    uint16_t dst_prefix;    /* index into the prefix table, MCL_NO_PREFIX: none (INFO_DST) */
+    uint16_t aux2;          /* ACKNACK/GAP/NACK_FRAG: numBits; DATA_FRAG: fragmentsInSubmessage */
     uint16_t octets;        /* submessage length including its 4-byte header */
     uint8_t id;
     uint8_t flags;
     uint8_t cls;            /* MCL_C_* */
     uint8_t quoted;         /* 1: inside the datagram quoted by an ICMP error (not traffic) */
-    uint8_t pad[6];
 } mcl_sub;
 
 typedef struct {

@@ -213,6 +213,39 @@ static struct {
   FILE *file;
 } lat = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
 
+/* -latencyTest: the next ping leaves from the echo listener itself (no thread hand-off on
+   the measured path, as ddsperf's ping does); the main thread only starts the test and
+   re-sends after a ping timed out. Guarded by lat.m. */
+static struct {
+  dds_entity_t wr;
+  perftest_TestData_t s; /* template; payload shared, read-only */
+  uint64_t cur, sent;
+  int64_t t_cur, t_end;
+  bool active, done;
+} lt;
+
+static bool lt_next_locked(perftest_TestData_t *out)
+{
+  if (g_stop || now_ns() >= lt.t_end || (opt.num_iter > 0 && lt.sent >= (uint64_t)opt.num_iter)) {
+    lt.done = true;
+    pthread_cond_broadcast(&lat.c);
+    return false;
+  }
+  lt.cur = lt.sent++;
+  *out = lt.s;
+  out->seq = lt.cur;
+  out->ping_to = (int32_t)(lt.cur % (uint64_t)opt.num_subs);
+  out->ts = lt.t_cur = now_ns();
+  return true;
+}
+
+static void lt_write(const perftest_TestData_t *x)
+{
+  dds_return_t rc = dds_write(lt.wr, x);
+  if (rc < 0 && rc != DDS_RETCODE_TIMEOUT)
+    fprintf(stderr, "publisher 0: ping write failed: %s\n", dds_strretcode(rc));
+}
+
 static void on_echo(dds_entity_t rd, void *arg)
 {
   (void)arg;
@@ -245,6 +278,8 @@ static void on_echo(dds_entity_t rd, void *arg)
       if (lat.file) fprintf(lat.file, "%.1f\n", us);
       lat.last_echo_seq = s->seq;
       lat.have_echo = true;
+      perftest_TestData_t next;
+      bool send = lt.active && !lt.done && s->seq == lt.cur && lt_next_locked(&next);
       size_t cnt = lat.n;
       double ave = lat.sum / (double)cnt;
       double var = lat.sumsq / (double)cnt - ave * ave;
@@ -253,8 +288,9 @@ static void on_echo(dds_entity_t rd, void *arg)
                               .std = var > 0 ? sqrt(var) : 0.0,
                               .minimum = (unsigned long)llround(lat.min),
                               .maximum = (unsigned long)llround(lat.max)};
-      pthread_cond_broadcast(&lat.c);
+      if (!lt.active) pthread_cond_broadcast(&lat.c); /* -latencyTest: the main thread polls */
       pthread_mutex_unlock(&lat.m);
+      if (send) lt_write(&next);
       if (opt.print_intervals) {
         if (cnt == 1) pr_latency_header();
         li.cpu = opt.cpu ? pr_cpu_instant() : 0.0;
@@ -337,6 +373,9 @@ static int run_publisher(void)
   if (!ready || !acked || !tp_m || !lat_m || !ok || !lat.per_sub) abort();
 
   dds_qos_t *wq = data_qos(true, "pub", opt.pid);
+  /* Latency test: one ping outstanding at a time, so KEEP_LAST 1 loses nothing and the
+     writer never throttles (the next ping is written from the echo listener). */
+  if (opt.latency_test && !opt.best_effort) dds_qset_history(wq, DDS_HISTORY_KEEP_LAST, 1);
   bool batching = opt.batch_size != 0;
   dds_write_set_batch(batching); /* Cyclone 0.10: global switch (Internal/WriteBatch) */
   dds_entity_t wr = mk_writer(tp_topic, wq);
@@ -418,8 +457,39 @@ static int run_publisher(void)
   int64_t t_end = opt.exec_time > 0 ? t_send + (int64_t)(opt.exec_time * 1e9) : INT64_MAX;
   int64_t t_giveup = opt.exec_time > 0 ? t_end + (int64_t)(opt.finish_timeout * 1e9) : INT64_MAX;
   int rc = 0;
-  while (!g_stop) {
-    if ((seq & 63) == 0 || opt.latency_test) {
+  if (opt.latency_test) {
+    int64_t ping_timeout = opt.best_effort ? 100000000LL : 1000000000LL;
+    perftest_TestData_t x;
+    pthread_mutex_lock(&lat.m);
+    lt.wr = wr;
+    lt.s = s;
+    lt.s.kind = KIND_DATA;
+    lt.t_end = t_end;
+    lt.active = true;
+    bool send = lt_next_locked(&x);
+    while (!lt.done) {
+      if (send) {
+        pthread_mutex_unlock(&lat.m);
+        lt_write(&x);
+        pthread_mutex_lock(&lat.m);
+      }
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += 10000000;
+      if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+      }
+      pthread_cond_timedwait(&lat.c, &lat.m, &ts);
+      send = false;
+      if (!lt.done && (g_stop || now_ns() - lt.t_cur > ping_timeout || now_ns() >= t_end))
+        send = lt_next_locked(&x); /* lost ping or echo: go on (or finish) */
+    }
+    seq = pings = lt.sent;
+    pthread_mutex_unlock(&lat.m);
+  }
+  while (!g_stop && !opt.latency_test) {
+    if ((seq & 63) == 0) {
       if (now_ns() >= t_end) break;
     }
     if (opt.num_iter > 0 && seq >= (uint64_t)opt.num_iter) break;
@@ -447,22 +517,6 @@ static int run_publisher(void)
     }
     if (ping) pings++;
     seq++;
-    if (opt.latency_test) {
-      /* Blocking latency test: wait for this ping's echo (bounded). */
-      int64_t deadline = now_ns() + (opt.best_effort ? 100000000LL : 1000000000LL);
-      pthread_mutex_lock(&lat.m);
-      while (!(lat.have_echo && lat.last_echo_seq == s.seq) && !g_stop && now_ns() < deadline) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10000000;
-        if (ts.tv_nsec >= 1000000000) {
-          ts.tv_sec++;
-          ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&lat.c, &lat.m, &ts);
-      }
-      pthread_mutex_unlock(&lat.m);
-    }
   }
   if (batching) dds_write_flush(wr);
   double secs = (double)(now_ns() - t_send) / 1e9;
@@ -580,8 +634,7 @@ static void *echo_thread(void *arg)
     if (eq.head == NULL) eq.tail = NULL;
     pthread_mutex_unlock(&eq.m);
     dds_return_t rc;
-    while ((rc = dds_write(sub.echo_wr, &it->s)) == DDS_RETCODE_TIMEOUT && !g_stop) {
-    }
+    while ((rc = dds_write(sub.echo_wr, &it->s)) == DDS_RETCODE_TIMEOUT && !g_stop) sleep_ms(1);
     if (rc == 0) sub.echoes++;
     else fprintf(stderr, "subscriber %d: echo failed: %s\n", opt.sid, dds_strretcode(rc));
     free(it->s.bin_data._buffer);
@@ -622,7 +675,19 @@ static void on_data(dds_entity_t rd, void *arg)
       uint64_t *e = &sub.expected[s->pub_id];
       if (s->seq > *e) lost += s->seq - *e;
       if (s->seq >= *e) *e = s->seq + 1;
-      if (s->ping_to == opt.sid) echo_enqueue(s);
+      if (s->ping_to == opt.sid) {
+        /* Fast path: write the echo right here (the echo writer never blocks); when its
+           window is full, leave it to the echo thread. */
+        perftest_TestData_t e = *s;
+        e.kind = KIND_ECHO;
+        e.sub_id = opt.sid;
+        e.ping_to = -1;
+        pthread_mutex_lock(&eq.m);
+        bool queued = eq.head != NULL; /* keep echoes in order behind queued ones */
+        pthread_mutex_unlock(&eq.m);
+        if (!queued && dds_write(sub.echo_wr, &e) == 0) sub.echoes++;
+        else echo_enqueue(s);
+      }
     }
     pthread_mutex_unlock(&sub.m);
     if (got) {
@@ -674,7 +739,10 @@ static int run_subscriber(void)
   bool lat_m[1];
   if (!sub.expected || !sub.finished || !tp_m || !ann_m || !ok || !was || !acked || !gone) abort();
 
-  sub.echo_wr = mk_writer(lat_topic, data_qos(true, "sub", opt.sid));
+  dds_qos_t *eqos = data_qos(true, "sub", opt.sid);
+  if (!opt.best_effort) dds_qset_reliability(eqos, DDS_RELIABILITY_RELIABLE, 0);
+  if (opt.latency_test) dds_qset_history(eqos, DDS_HISTORY_KEEP_LAST, 1);
+  sub.echo_wr = mk_writer(lat_topic, eqos);
   dds_entity_t ann = mk_writer(ann_topic, ann_qos("sub", opt.sid));
   dds_listener_t *l = dds_create_listener(NULL);
   dds_lset_data_available(l, on_data);

@@ -265,7 +265,8 @@ def test_failed_run_is_retried_then_recorded(tmp_path: Path) -> None:
     assert (good["status"], good["attempts"]) == ("complete", 1)
     # The complete run carries its capture and the wire evidence derived from it.
     gdir = root / good["id"]
-    assert (gdir / "pcaps" / "s1-eth2.pcap").stat().st_size > 0
+    # ring_files = 2 (the default): tcpdump writes s1-eth2.pcap0, s1-eth2.pcap1...
+    assert sum(f.stat().st_size for f in (gdir / "pcaps").glob("s1-eth2.pcap*")) > 0
     gman = json.loads((gdir / "manifest.json").read_text())
     assert "s1-eth2" in gman["capture_drops"] and "wire_error" not in gman
     wire = json.loads((gdir / "wire" / "summary.json").read_text())

@@ -63,7 +63,7 @@ def test_seed_is_clean(seed_bytes: bytes) -> None:
     assert d.rtps_counts()["DATA"] == 42  # 1 user + 1 SEDP in msg, 40 in the fragmented one
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.binary(min_size=0, max_size=4096))
 def test_random_bytes(data: bytes) -> None:
     for blob in (data, b"\xd4\xc3\xb2\xa1\x02\x00\x04\x00" + bytes(8) + b"\xff\xff\x00\x00\x01\x00\x00\x00" + data):
@@ -73,7 +73,7 @@ def test_random_bytes(data: bytes) -> None:
             assert "not a pcap or pcapng file" in str(exc)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(min_value=24, max_value=10**6),
        edits=st.lists(st.tuples(st.integers(min_value=24, max_value=10**6),
@@ -118,12 +118,14 @@ def asan_check() -> Path:
     return exe
 
 
-def test_asan_mutations(asan_check: Path, seed_pcap: Path) -> None:
-    out = subprocess.run([str(asan_check), "--mutate", str(seed_pcap), "3000", "7"],
+@pytest.mark.parametrize("ng", [False, True], ids=["pcap", "pcapng"])
+def test_asan_mutations(asan_check: Path, seed_pcap: Path, ng: bool) -> None:
+    seed = c.write_pcap(seed_pcap.with_name("seed.pcapng"), corpus_frames(), ng=True) if ng else seed_pcap
+    out = subprocess.run([str(asan_check), "--mutate", str(seed), "10000", "7"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout)
-    assert res["mutations"] == 3000 and res["bad"] > 0  # the mutations did hit bad paths
+    assert res["mutations"] == 10000 and res["bad"] > 0  # the mutations did hit bad paths
 
 
 def test_asan_agrees_with_release(asan_check: Path, seed_pcap: Path) -> None:

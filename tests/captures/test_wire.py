@@ -1,0 +1,122 @@
+"""Wire tables, the CLI and the capture helpers on crafted captures (no root).
+
+The crafted exchange (one capture point, timestamps in seconds)::
+
+    t=0.000..0.009  writer A sends DATA sn 1..10 to 239.255.0.1 (first sends)
+    t=0.100..0.103  readers R1..R4 each ACKNACK sn 5 and 6 (a NACK storm: 4 readers, 4 ms)
+    t=0.110         A repairs sn 5 and 6 unicast to R1 (2 repairs, 2 x 50 payload bytes)
+    t=0.200         A HEARTBEAT 1..10
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from captures import capture, commands, wire
+from captures.inspect_sample import parse_guid, sample_life
+from mcastlab.cli import main
+from tests.captures import craft as c
+
+READERS = [bytes.fromhex(f"0110{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}")
+           for i in range(1, 5)]
+PAYLOAD = b"p" * 46  # + 4 bytes of encapsulation = 50 payload bytes per DATA
+WRITER = f"{c.PREFIX_A.hex()}:{c.USER_WRITER:08x}"
+
+
+def exchange() -> list:
+    frames = []
+
+    def add(pkt, t: float) -> None:
+        pkt.time = 1000.0 + t
+        frames.append(pkt)
+
+    for sn in range(1, 11):
+        add(c.udp_frame(c.rtps_header() + c.info_ts() + c.data(sn, PAYLOAD), ipid=sn), sn * 0.001)
+    for i, r in enumerate(READERS):
+        msg = c.rtps_header(r) + c.info_dst(c.PREFIX_A) + c.acknack(5, 2, [0, 1], 1)
+        add(c.udp_frame(msg, src=f"10.0.0.{10 + i}", dst="10.0.0.1", ipid=100 + i), 0.1 + i * 0.001)
+    for sn in (5, 6):
+        add(c.udp_frame(c.rtps_header() + c.info_dst(READERS[0]) + c.data(sn, PAYLOAD),
+                        dst="10.0.0.10", ipid=200 + sn), 0.11)
+    add(c.udp_frame(c.rtps_header() + c.heartbeat(1, 10, 3)), 0.2)
+    return frames
+
+
+@pytest.fixture()
+def run_dir(tmp_path: Path) -> Path:
+    (tmp_path / "pcaps").mkdir()
+    c.write_pcap(tmp_path / "pcaps" / "h1-eth0.pcap", exchange())
+    (tmp_path / "pcaps" / "points.json").write_text(json.dumps({"h1-eth0": {"ips": ["10.0.0.1"]}}))
+    return tmp_path
+
+
+def test_summary_and_tables(run_dir: Path) -> None:
+    s = wire.analyse_run(run_dir)
+    assert s["packets"] == 17
+    assert s["rtps_submessages"] == {"DATA": 12, "INFO_TS": 10, "INFO_DST": 6, "ACKNACK": 4,
+                                     "HEARTBEAT": 1}
+    assert s["user_data_bytes"] == 12 * 50 and s["repair_bytes"] == 2 * 50
+    assert s["repair_ratio"] == pytest.approx(100 / 500)
+    assert s["nack_storms"] == 1
+    assert s["duration_s"] == pytest.approx(0.199)
+    assert s["bad"] == {}
+    assert json.loads((run_dir / "wire" / "summary.json").read_text()) == s
+    rep = pd.read_parquet(run_dir / "wire" / "repairs.parquet")
+    assert rep.set_index("writer").loc[WRITER, ["first_data", "repair_data", "nacked_sns"]].tolist() == [10, 2, 8]
+    storms = pd.read_parquet(run_dir / "wire" / "storms.parquet")
+    assert storms[["first_sn", "readers"]].values.tolist() == [[5, 4]]
+    sm = pd.read_parquet(run_dir / "wire" / "submessages.parquet")
+    data = sm[sm["kind"] == "DATA"].groupby(["direction", "cast"])["submessages"].sum()
+    assert data.to_dict() == {("out", "multicast"): 10, ("out", "unicast"): 2}
+    acks = sm[sm["kind"] == "ACKNACK"].groupby("direction")["submessages"].sum()
+    assert acks.to_dict() == {"in": 4}
+    rates = pd.read_parquet(run_dir / "wire" / "rates.parquet")
+    assert set(rates["kind"]) == {"HEARTBEAT", "ACKNACK"} and len(rates) == 5
+
+
+def test_inspect_sample_life(run_dir: Path) -> None:
+    points = wire.discover_pcaps(run_dir / "pcaps")
+    df = sample_life(points, WRITER, 5)
+    assert df["event"].tolist() == ["DATA first", "ACKNACK", "ACKNACK", "ACKNACK", "ACKNACK",
+                                    "DATA repair", "HEARTBEAT"]
+    assert parse_guid(WRITER.replace(":", ".")) == WRITER
+    with pytest.raises(ValueError, match="--writer 'zz': expected a GUID of 32 hex digits"):
+        parse_guid("zz")
+
+
+def test_cli_wire_json_and_inspect(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pcap = run_dir / "pcaps" / "h1-eth0.pcap"
+    assert main(["wire", str(pcap), "--json", "--out", str(run_dir / "single")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["packets"] == 17 and out["rtps_submessages"]["DATA"] == 12
+    assert (run_dir / "single" / "summary.json").exists()
+    assert main(["wire", str(run_dir)]) == 0
+    assert "wire totals" in capsys.readouterr().out
+    assert main(["inspect", str(pcap), "--writer", WRITER, "--seq", "6", "--json"]) == 0
+    events = [json.loads(x)["event"] for x in capsys.readouterr().out.splitlines()]
+    assert events.count("DATA repair") == 1
+    assert main(["wire", str(run_dir / "nope")]) == 2
+    assert "no such run directory or capture file" in capsys.readouterr().err
+    assert commands.register  # the module the CLI loads
+
+
+def test_ring_files_grouped_by_point(tmp_path: Path) -> None:
+    for name in ("s1-eth1.pcap0", "s1-eth1.pcap1", "h1-eth0.pcap", "h1-eth0.tcpdump.log"):
+        (tmp_path / name).write_bytes(b"")
+    pts = wire.discover_pcaps(tmp_path)
+    assert sorted(pts) == ["h1-eth0", "s1-eth1"] and len(pts["s1-eth1"]) == 2
+
+
+def test_tcpdump_argv_and_stats() -> None:
+    argv = capture.tcpdump_argv("eth0", Path("/r/pcaps/p.pcap"), 200, 4, 50)
+    assert argv[:4] == ["tcpdump", "-n", "-i", "eth0"] and argv[-4:] == ["-C", "50", "-W", "4"]
+    with pytest.raises(capture.CaptureError, match="ring_files=4 needs ring_mb > 0"):
+        capture.tcpdump_argv("eth0", Path("p"), 0, 4, 0)
+    text = ("tcpdump: listening on eth0\n1234 packets captured\n1300 packets received by filter\n"
+            "66 packets dropped by kernel\n")
+    assert capture.parse_stats(text) == {"captured": 1234, "received": 1300, "dropped": 66,
+                                         "dropped_by_interface": None}
