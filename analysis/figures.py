@@ -83,6 +83,20 @@ def _axis_unit(unit: str, values: list[np.ndarray]) -> tuple[str, float]:
     return unit, 1.0
 
 
+def _set_x(ax, lo: float, hi: float, scale: str) -> None:
+    """x limits and scale; on a log axis, plain tick labels (30, 100, 300) not 10^k."""
+    ax.set_xscale(scale)
+    ax.set_xlim(lo, hi)
+    if scale == "log":
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+        decades = np.log10(hi / lo)
+        subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0, 3.0) if decades <= 4 else (1.0,)
+        ax.xaxis.set_major_locator(LogLocator(subs=subs))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
     values = [grid for (_, grid, _) in curves.values()]
     x_lo, x_hi, scale = _x_range(curves)
@@ -102,16 +116,7 @@ def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
             ax.axvspan(c.lo / div, c.hi / div, color="0.85", zorder=0)
             ax.axvline(c.x / div, color="0.3", linestyle=":", linewidth=1)
     ax.set_title(title)
-    ax.set_xscale(scale)
-    ax.set_xlim(x_lo / div, x_hi / div)
-    if scale == "log":
-        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-        decades = np.log10(x_hi / x_lo)
-        subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0, 3.0) if decades <= 4 else (1.0,)
-        ax.xaxis.set_major_locator(LogLocator(subs=subs))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
+    _set_x(ax, x_lo / div, x_hi / div, scale)
     ax.set_ylim(0, 1.0)
     ax.grid(True, which="major", alpha=0.3)
     ax.set_xlabel(f"{METRICS[metric][0] if metric in METRICS else metric} ({shown_unit}"
@@ -246,11 +251,59 @@ def summary_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
     return paths
 
 
+def difference_grid(analysis: Analysis, group: str, metric: str, out_dir: Path) -> list[Path]:
+    """The test behind each verdict: ΔF(x) = F_unicast − F_multicast with the critical value
+    ±c; where the curve leaves the grey band, that mode is significantly better there."""
+    plt = _plt()
+    pairs = [p for p in analysis.pairs_of(group) if metric in p.comparisons]
+    ncols = max(1, min(3, len(pairs)))
+    nrows = max(1, math.ceil(len(pairs) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.0 * nrows), squeeze=False)
+    unit = METRICS[metric][1]
+    up, down = ("unicast", "multicast") if METRICS[metric][2] else ("multicast", "unicast")
+    for ax, pair in zip(axes.flat, pairs, strict=False):
+        comp = pair.comparisons[metric]
+        curves = {m: (comp.summaries[m], comp.grid, comp.cdfs[m]) for m in MODES}
+        x_lo, x_hi, scale = _x_range(curves)
+        shown_unit, div = _axis_unit(unit, [comp.grid])
+        x = comp.grid / div
+        ax.axhspan(-comp.critical, comp.critical, color="0.88", zorder=0)
+        ax.axhline(0.0, color="0.5", linewidth=0.8)
+        ax.step(x, comp.diff, where="post", color="black", linewidth=1.1)
+        for sign, mode in ((1, up), (-1, down)):  # fill in the colour of the better mode
+            mask = sign * comp.diff > comp.critical
+            ax.fill_between(x, 0, comp.diff, where=mask, step="post", color=COLORS[mode],
+                            alpha=0.5, linewidth=0)
+        for c in comp.crossovers:
+            ax.axvline(c.x / div, color="0.3", linestyle=":", linewidth=1)
+        _set_x(ax, x_lo / div, x_hi / div, scale)
+        lim = max(0.05, 1.15 * max(float(np.abs(comp.diff).max()), comp.critical))
+        ax.set_ylim(-lim, lim)
+        p_text = comp.qualifier().split(", ")[-2]
+        ax.set_title(f"{pair.label}: {comp.verdict} ({p_text}, c={comp.critical:.3f})")
+        ax.set_xlabel(f"{METRICS[metric][0]} ({shown_unit}" + (", log)" if scale == "log" else ")"))
+        ax.grid(True, alpha=0.3)
+    for ax in list(axes.flat)[len(pairs):]:
+        ax.set_axis_off()
+    for ax in axes[:, 0]:
+        ax.set_ylabel("ΔF = F_unicast − F_multicast")
+    fig.suptitle(f"The test behind the {metric} verdicts ({group}); grey: ±c, the family-wise "
+                 f"critical value (α = {analysis.alpha:g})\nΔF above +c: {up} significantly "
+                 f"better there (filled in its colour); below −c: {down}; dotted: crossover",
+                 fontsize=9)
+    fig.tight_layout()
+    paths = _save(fig, out_dir, f"difference_{metric}" + _suffix(analysis, group))
+    plt.close(fig)
+    return paths
+
+
 def all_figures(analysis: Analysis, out_dir: Path) -> list[Path]:
     paths: list[Path] = []
     for group in analysis.groups:
         for metric in ("latency", "throughput", "per_subscriber"):
             paths += ecdf_grid(analysis, group, metric, out_dir)
+        for metric in ("latency", "throughput"):
+            paths += difference_grid(analysis, group, metric, out_dir)
         paths += wire_figure(analysis, group, out_dir)
         paths += summary_figure(analysis, group, out_dir)
     return paths

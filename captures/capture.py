@@ -101,9 +101,14 @@ class Capture:
                            if not x.name.endswith(".log"))
             result[p.name] = {**stats, "exit_code": p.proc.returncode, "killed": killed,
                               "files": files,
-                              "dropped_any": bool(stats["dropped"] or stats["dropped_by_interface"])}
+                              "dropped_any": bool(stats["dropped"]
+                                                  or stats["dropped_by_interface"])}
         self.stopped = result
         return result
+
+
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
 
 
 def _local_ips(net: Any, node: str, ifname: str) -> list[str]:
@@ -146,10 +151,10 @@ def start(net: Any, points: dict[str, tuple[str, str]], out_dir: Path, snaplen: 
                           "snaplen": snaplen, "ring_files": ring_files, "ring_mb": ring_mb}
         deadline = time.monotonic() + READY_TIMEOUT_S
         for p in cap.points:
-            while "listening on" not in (p.log.read_text(errors="replace") if p.log.exists() else ""):
+            while "listening on" not in _read(p.log):
                 if p.proc.poll() is not None:
                     raise CaptureError(f"capture point {p.name}: tcpdump on {p.node}:{p.ifname} "
-                                       f"exited: {p.log.read_text(errors='replace').strip()[-300:]}")
+                                       f"exited: {_read(p.log).strip()[-300:]}")
                 if time.monotonic() > deadline:
                     raise CaptureError(f"capture point {p.name}: tcpdump not listening after "
                                        f"{READY_TIMEOUT_S:.0f} s")

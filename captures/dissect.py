@@ -174,7 +174,9 @@ class Dissection:
         return int(np.count_nonzero(self.frames["flags"] & F_REASM))
 
     def prefix_hex(self, idx: int) -> str:
-        return "" if idx == NO_PREFIX or idx >= len(self.prefixes) else self.prefixes[idx].tobytes().hex()
+        if idx == NO_PREFIX or idx >= len(self.prefixes):
+            return ""
+        return self.prefixes[idx].tobytes().hex()
 
 
 class _Owner:

@@ -25,7 +25,8 @@ def parse_guid(text: str) -> str:
     h = re.sub(r"[.:\- ]", "", text.strip().lower())
     if not GUID_RE.match(h):
         raise ValueError(f"--writer {text!r}: expected a GUID of 32 hex digits "
-                         f"(12-byte prefix + 4-byte entity id), e.g. 0110bdbc3bb732ca294671af:00000b02")
+                         "(12-byte prefix + 4-byte entity id), "
+                         "e.g. 0110bdbc3bb732ca294671af:00000b02")
     return f"{h[:24]}:{h[24:]}"
 
 
@@ -51,7 +52,8 @@ def sample_life(points: dict[str, list[Path]], writer: str, seq: int) -> pd.Data
         )
         for _, s in sb[hit].iterrows():
             f = fr.loc[int(s["frame"])]
-            rows.append({"ts": float(f["ts"]), "point": point, "event": dz.submessage_name(int(s["id"])),
+            rows.append({"ts": float(f["ts"]), "point": point,
+                         "event": dz.submessage_name(int(s["id"])),
                          "src": wire.ip_str(f["src"]), "dst": wire.ip_str(f["dst"]),
                          "reader": s["reader"], "detail": f"sn {int(s['seq'])}..{int(s['seq2'])}"})
         for _, e in ev.iterrows():

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
-
 QUERIER_SETTLE_S = 2.5  # first query + one 1 s response interval, with margin
 
 
@@ -235,7 +234,8 @@ class RoutedLab(Lab):
 # header + INFO_TS + DATA, seq numbers increasing) and a receiver that joins the group.
 SENDER = r"""
 import socket, struct, sys, time
-group, port, rate, dur, ttl = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+group, port, ttl = sys.argv[1], int(sys.argv[2]), int(sys.argv[5])
+rate, dur = float(sys.argv[3]), float(sys.argv[4])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, ttl)
 hdr = b"RTPS\x02\x01\x01\x10" + bytes.fromhex("0110cccccccccccccccccccc")
@@ -255,7 +255,8 @@ group, port, dur = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("", port))
-s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton(group) + socket.inet_aton("0.0.0.0"))
+mreq = socket.inet_aton(group) + socket.inet_aton("0.0.0.0")
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)
 s.settimeout(0.2)
 end, n = time.time() + dur, 0
 while time.time() < end:

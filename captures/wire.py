@@ -325,8 +325,9 @@ def control_table(pd_: PointData) -> pd.DataFrame:
     if ct.empty:
         return pd.DataFrame()
     m = ct[ct["rec"] == 0]
-    names = np.where(m["proto"] == 2, m["type"].map(lambda t: dz.IGMP_NAMES.get(int(t), f"type_0x{int(t):02x}")),
-                     m["type"].map(lambda t: dz.PIM_NAMES.get(int(t), f"type_{int(t)}")))
+    igmp_names = m["type"].map(lambda t: dz.IGMP_NAMES.get(int(t), f"type_0x{int(t):02x}"))
+    pim_names = m["type"].map(lambda t: dz.PIM_NAMES.get(int(t), f"type_{int(t)}"))
+    names = np.where(m["proto"] == 2, igmp_names, pim_names)
     df = pd.DataFrame({"point": pd_.point, "proto": np.where(m["proto"] == 2, "igmp", "pim"),
                        "type": names, "version": m["version"].to_numpy(),
                        "group": [ip_str(g) for g in m["group"]],
@@ -401,7 +402,8 @@ def load_local_ips(pcap_dir: Path) -> dict[str, set[int]]:
         raw = json.loads(f.read_text())
         return {p: {ip_int(ip) for ip in v.get("ips", [])} for p, v in raw.items()}
     except (ValueError, AttributeError) as exc:
-        raise WireError(f"{f}: bad points file ({exc}); expected {{point: {{\"ips\": [..]}}}}") from exc
+        raise WireError(f"{f}: bad points file ({exc}); "
+                        "expected {point: {\"ips\": [addresses]}}") from exc
 
 
 def _write(df: pd.DataFrame, path: Path) -> None:
@@ -501,7 +503,7 @@ def analyse_pcaps(points: Mapping[str, list[Path]], out_dir: Path | None,
         "repair_ratio": float(repair_bytes / first_bytes) if first_bytes else 0.0,
         "acknack_per_reader_per_s": _mean_rate("ACKNACK"),
         "heartbeat_per_writer_per_s": _mean_rate("HEARTBEAT"),
-        "nack_storms": int(len(storms.drop_duplicates(["writer", "first_sn", "window"])))
+        "nack_storms": len(storms.drop_duplicates(["writer", "first_sn", "window"]))
         if not storms.empty else 0,
         "flooded_frames": int(merged["flooding"].loc[merged["flooding"]["flooded"], "frames"].sum())
         if not merged["flooding"].empty else 0,

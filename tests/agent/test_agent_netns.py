@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -157,3 +158,57 @@ def test_sigterm_prints_summary_and_exits_0(lab2: NetLab, agent: str, victim: st
         assert parsed.summary["50% (us)"] > 0
         sub.communicate(timeout=20)  # the publisher's FINISHED ends the subscriber
         assert sub.returncode == 0
+
+
+@pytest.mark.parametrize("multicast", [False, True])
+def test_unicast_peers_discovery(lab4: NetLab, agent: str, multicast: bool) -> None:
+    """The explicit fully-unicast discovery variant (-peer list, ParticipantIndex auto)."""
+    peers = [x for i in range(lab4.n) for x in ("-peer", lab4.ip(i))]
+    args = ["-latencyCount", "100", *peers, *(["-multicast"] if multicast else [])]
+    res = run_agents(lab4, agent, 2, 3, args, pub_args=["-executionTime", "3"], timeout=25)
+    diag = describe(res)
+    assert all(r.rc == 0 for r in res), diag
+    pub0 = next(r for r in res if r.role == "pub" and r.index == 0)
+    assert "discovery: unicast peers list" in pub0.stderr
+    total = sum(r.sent() for r in res if r.role == "pub")
+    for r in res:
+        if r.role == "sub":
+            out = parse_perftest_output(r.stdout)
+            assert out.summary["Total Samples"] == total and out.summary["Lost Samples"] == 0
+    assert min(pub0.echoes_per_subscriber().values()) > 0
+
+
+def _count(pcap: Path, bpf: str) -> int:
+    r = subprocess.run(["tcpdump", "-nn", "-r", str(pcap), bpf], capture_output=True, text=True)
+    return len(r.stdout.splitlines())
+
+
+@pytest.mark.parametrize("mode", ["unicast", "multicast"])
+def test_data_path_on_the_wire(lab4: NetLab, agent: str, tmp_path: Path, mode: str) -> None:
+    """-multicast sends Throughput data to 239.255.1.1 (Perftest's group); without it the
+    data is unicast and the data groups carry nothing. Captured on publisher 0's link.
+
+    Expected: multicast mode: the Throughput group carries the bulk of publisher 0's UDP
+    packets; unicast mode: not one packet to 239.255.1.1/.2/.100.
+    """
+    pcap = tmp_path / "pub0.pcap"
+    cap = subprocess.Popen(["tcpdump", "-i", f"pt{lab4.tag}v0", "-nn", "-s", "96", "-w",
+                            str(pcap), "udp"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    lab4.procs.append(cap)
+    time.sleep(1)
+    args = ["-latencyCount", "100", *(["-multicast"] if mode == "multicast" else [])]
+    res = run_agents(lab4, agent, 1, 3, args, pub_args=["-executionTime", "2"], timeout=20)
+    time.sleep(0.5)
+    cap.send_signal(signal.SIGINT)
+    cap.wait(timeout=10)
+    assert all(r.rc == 0 for r in res), describe(res)
+    src = f"src host {lab4.ip(0)}"
+    to_tp = _count(pcap, f"{src} and dst host 239.255.1.1")
+    to_groups = _count(pcap, f"{src} and (dst host 239.255.1.1 or dst host 239.255.1.2 "
+                             "or dst host 239.255.1.100)")
+    unicast = _count(pcap, f"{src} and not dst net 224.0.0.0/4")
+    if mode == "multicast":
+        assert to_tp > 100 and to_tp > 3 * unicast, (to_tp, unicast)
+    else:
+        assert to_groups == 0 and unicast > 100, (to_groups, unicast)

@@ -8,9 +8,8 @@ layer leaves DATA_FRAG, GAP and NACK_FRAG uninterpreted.
 from __future__ import annotations
 
 import struct
-from pathlib import Path
-
 import warnings
+from pathlib import Path
 
 with warnings.catch_warnings():  # the contrib layers are deprecated but complete
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -93,7 +92,8 @@ def gap(start: int, base: int, le: bool = True) -> bytes:
 
 
 def hb_frag(seq: int, last_frag: int, le: bool = True) -> bytes:
-    body = struct.pack(">II", 0, USER_WRITER) + sn(seq, le) + struct.pack(_e(le) + "II", last_frag, 1)
+    body = (struct.pack(">II", 0, USER_WRITER) + sn(seq, le)
+            + struct.pack(_e(le) + "II", last_frag, 1))
     return sm(0x13, body, le)
 
 
@@ -168,7 +168,8 @@ def pim_frames(inner: Packet | None = None) -> list[Packet]:
     enc_src_set = bytes([1, 0, 4, 32]) + bytes([10, 0, 1, 10])
     jp = (bytes([1, 0]) + bytes([10, 0, 12, 2]) + b"\x00\x01" + b"\x00\xd2"
           + enc_group + b"\x00\x01\x00\x00" + enc_src_set)
-    inner = inner if inner is not None else IP(src="10.0.1.10", dst="239.1.1.1") / UDP() / Raw(b"x" * 20)
+    if inner is None:
+        inner = IP(src="10.0.1.10", dst="239.1.1.1") / UDP() / Raw(b"x" * 20)
     return [
         eth / ip() / PIMv2Hdr(type=0) / PIMv2Hello(option=[PIMv2HelloHoldtime(holdtime=105)]),
         eth / ip("10.0.12.2") / PIMv2Hdr(type=1) / Raw(b"\x00\x00\x00\x00" + bytes(inner)),

@@ -66,7 +66,8 @@ def test_seed_is_clean(seed_bytes: bytes) -> None:
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.binary(min_size=0, max_size=4096))
 def test_random_bytes(data: bytes) -> None:
-    for blob in (data, b"\xd4\xc3\xb2\xa1\x02\x00\x04\x00" + bytes(8) + b"\xff\xff\x00\x00\x01\x00\x00\x00" + data):
+    pcap_header = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+    for blob in (data, pcap_header + data):
         try:
             check(dz.dissect_bytes(blob))
         except dz.DissectError as exc:  # not a capture at all: a clean one-line error
@@ -120,7 +121,9 @@ def asan_check() -> Path:
 
 @pytest.mark.parametrize("ng", [False, True], ids=["pcap", "pcapng"])
 def test_asan_mutations(asan_check: Path, seed_pcap: Path, ng: bool) -> None:
-    seed = c.write_pcap(seed_pcap.with_name("seed.pcapng"), corpus_frames(), ng=True) if ng else seed_pcap
+    seed = seed_pcap
+    if ng:
+        seed = c.write_pcap(seed_pcap.with_name("seed.pcapng"), corpus_frames(), ng=True)
     out = subprocess.run([str(asan_check), "--mutate", str(seed), "10000", "7"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -104,5 +104,5 @@ class _RootNet:
     def __init__(self, lab: BridgeLab) -> None:
         self.lab = lab
 
-    def popen(self, node: str | None, argv: list[str], **kw):  # noqa: ANN201
+    def popen(self, node: str | None, argv: list[str], **kw):
         return self.lab.popen(node, argv, stdout=kw.get("stdout"), stderr=kw.get("stderr"))

@@ -21,8 +21,7 @@ from captures.inspect_sample import parse_guid, sample_life
 from mcastlab.cli import main
 from tests.captures import craft as c
 
-READERS = [bytes.fromhex(f"0110{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}{i:02x}")
-           for i in range(1, 5)]
+READERS = [b"\x01\x10" + bytes([i]) * 10 for i in range(1, 5)]
 PAYLOAD = b"p" * 46  # + 4 bytes of encapsulation = 50 payload bytes per DATA
 WRITER = f"{c.PREFIX_A.hex()}:{c.USER_WRITER:08x}"
 
@@ -66,7 +65,8 @@ def test_summary_and_tables(run_dir: Path) -> None:
     assert s["bad"] == {}
     assert json.loads((run_dir / "wire" / "summary.json").read_text()) == s
     rep = pd.read_parquet(run_dir / "wire" / "repairs.parquet")
-    assert rep.set_index("writer").loc[WRITER, ["first_data", "repair_data", "nacked_sns"]].tolist() == [10, 2, 8]
+    row = rep.set_index("writer").loc[WRITER]
+    assert [row["first_data"], row["repair_data"], row["nacked_sns"]] == [10, 2, 8]
     storms = pd.read_parquet(run_dir / "wire" / "storms.parquet")
     assert storms[["first_sn", "readers"]].values.tolist() == [[5, 4]]
     sm = pd.read_parquet(run_dir / "wire" / "submessages.parquet")
