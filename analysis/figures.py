@@ -18,9 +18,9 @@ WIRE_PANELS = (
     "wire_meta_share",
     "wire_repair_ratio",
     "wire_acknack_per_reader_per_s",
-    "wire_nack_storms",
-    "wire_flooded_frames",
-    "wire_ip_fragments",
+    "wire_nack_storms_per_s",
+    "wire_flooded_frames_per_s",
+    "wire_ip_fragments_per_s",
 )
 LOG_SPAN = 30.0  # use a log axis when the visible range spans more than this factor
 X_RANGE = (0.0005, 0.9995)  # percentiles shown on the x axis
@@ -37,10 +37,12 @@ def _plt():
     return plt
 
 
-def EngFormatter(sep: str = ""):
-    from matplotlib.ticker import EngFormatter as _Eng
-
-    return _Eng(sep=sep)
+def _short_number(v: float) -> str:
+    """Tick label: 12k, 3.5M for large values, plain digits below 1000 (no milli prefix)."""
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= div:
+            return f"{v / div:g}{suffix}"
+    return f"{v:g}"
 
 
 def _save(fig, out_dir: Path, stem: str) -> list[Path]:
@@ -182,7 +184,8 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
             pts = [(n, v) for n, v in pts if math.isfinite(v)]
             if pts:
                 xs, ys = zip(*sorted(pts), strict=True)
-                ax.plot(xs, ys, marker="o", color=COLORS[mode], linestyle=STYLES[mode], label=mode)
+                ax.plot(xs, ys, marker="o", color=COLORS[mode], linestyle=STYLES[mode], label=mode,
+                        clip_on=False)
         ax.set_title(label)
         ax.set_xscale("log")
         counts = sorted({p.subscribers for p in pairs})
@@ -190,16 +193,18 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
             ax.set_xticks(counts, [str(c) for c in counts])
             ax.minorticks_off()
         ax.set_xlabel("participants (publishers = subscribers)")
-        ax.set_ylim(bottom=0)
+        top = max((float(np.nanmax(line.get_ydata())) for line in ax.get_lines()), default=0.0)
+        ax.set_ylim(0, top * 1.15 if top > 0 else 1.0)
         if key == "wire_meta_share":
             ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:.0%}"))
         else:
-            ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+            ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: _short_number(v)))
         ax.grid(True, alpha=0.3)
-    axes[0, 0].legend()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper right", ncol=2, fontsize=8)
     fig.suptitle(f"Wire evidence from the captures vs participant count ({group}); "
-                 "mean over repetitions", fontsize=9)
-    fig.tight_layout()
+                 "mean over repetitions; counts per second of capture", fontsize=9, x=0.4)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     paths = _save(fig, out_dir, "wire_metrics" + _suffix(analysis, group))
     plt.close(fig)
     return paths
@@ -242,7 +247,7 @@ def summary_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
             ax.yaxis.set_major_formatter(plain)
             ax.yaxis.set_minor_formatter(plain)
         else:
-            ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+            ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: _short_number(v)))
         ax.grid(True, alpha=0.3, which="both")
         ax.legend()
     fig.tight_layout()

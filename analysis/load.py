@@ -7,6 +7,7 @@ others are listed in :attr:`Campaign.skipped` with the reason so the report can 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,9 @@ WIRE_SCALARS = (
     "ip_fragments",
     "duration_s",
 )
+
+
+RATE_OF = ("packets", "nack_storms", "flooded_frames", "ip_fragments")
 
 
 class ResultsError(ValueError):
@@ -207,6 +211,12 @@ def _wire_row(path: Path) -> dict:
     if isinstance(subs, dict):
         for kind in ("DATA", "DATA_FRAG", "HEARTBEAT", "ACKNACK", "NACK_FRAG", "GAP"):
             row[f"wire_sm_{kind}"] = float(subs.get(kind, 0))
+    # Totals depend on how long the capture lasted (ring buffers keep only the last
+    # seconds of a long run), so counts are also given per second of capture.
+    duration = row["wire_duration_s"]
+    for key in RATE_OF:
+        ok = math.isfinite(duration) and duration > 0
+        row[f"wire_{key}_per_s"] = row[f"wire_{key}"] / duration if ok else np.nan
     igmp = data.get("igmp") or {}
     if isinstance(igmp, dict):
         row["wire_igmp"] = float(sum(v for v in igmp.values() if isinstance(v, int | float)))

@@ -91,8 +91,13 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
             "\n" + "\n".join(f"- {s}" for s in sel["explanation"]) + "\n",
             f"\n## {group}: latency\n",
             _img(f"figures/ecdf_latency{sfx}.png", "latency ECDFs"),
+            "\nThe test behind the verdicts: where ΔF leaves the grey band, one mode is "
+            "significantly better.\n\n",
+            _img(f"figures/difference_latency{sfx}.png", "latency ECDF differences"),
             f"\n## {group}: throughput\n",
             _img(f"figures/ecdf_throughput{sfx}.png", "throughput ECDFs"),
+            "\n",
+            _img(f"figures/difference_throughput{sfx}.png", "throughput ECDF differences"),
             "\nPer subscriber (every subscriber-second of every run):\n\n",
             _img(f"figures/ecdf_throughput_per_subscriber{sfx}.png", "per-subscriber ECDFs"),
             f"\n## {group}: summary vs participant count\n",

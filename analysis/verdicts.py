@@ -16,11 +16,12 @@ WIRE_EVIDENCE = {
     "wire_repair_ratio": ("repair-byte ratio", "{:.3f}", 0.0005),
     "wire_acknack_per_reader_per_s": ("ACKNACKs per reader per s", "{:.1f}", 0.1),
     "wire_heartbeat_per_writer_per_s": ("HEARTBEATs per writer per s", "{:.1f}", 0.1),
-    "wire_nack_storms": ("NACK storms", "count", 1.0),
-    "wire_flooded_frames": ("flooded frames", "count", 10.0),
-    "wire_ip_fragments": ("IP fragments", "count", 10.0),
-    "wire_packets": ("packets", "count", 10.0),
+    "wire_nack_storms_per_s": ("NACK storms per s", "{:.2f}", 0.1),
+    "wire_flooded_frames_per_s": ("flooded frames per s", "count", 1.0),
+    "wire_ip_fragments_per_s": ("IP fragments per s", "count", 1.0),
+    "wire_packets_per_s": ("packets per s", "count", 1.0),
 }
+SIMILAR = 1.25  # below this ratio the wire metrics are called alike
 
 
 def fmt_wire(key: str, value: float) -> str:
@@ -38,8 +39,8 @@ TABLE_EVIDENCE = (
     "wire_meta_share",
     "wire_repair_ratio",
     "wire_acknack_per_reader_per_s",
-    "wire_flooded_frames",
-    "wire_ip_fragments",
+    "wire_flooded_frames_per_s",
+    "wire_ip_fragments_per_s",
 )
 
 
@@ -155,6 +156,9 @@ def sentence(pair: Pair) -> str:
     if dom is None:
         return text + (" No capture, so no wire evidence." if not pair.wire else "")
     key, ratio = dom
+    if max(ratio, 1 / ratio) < SIMILAR:
+        return text + (f" On the wire the two modes look alike (no metric differs by "
+                       f"{SIMILAR:g}× or more).")
     label = WIRE_EVIDENCE[key][0]
     u, m = pair.wire["unicast"][key], pair.wire["multicast"][key]
     if ratio >= 1:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import time
@@ -97,6 +98,8 @@ class Lab:
         for ns in reversed(self.netns):
             _run(["ip", "netns", "del", ns], check=False)
         self.procs, self.links, self.netns = [], [], []
+        if not os.environ.get("MCASTLAB_KEEP_LAB"):  # keep daemon configs/logs on request
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> Lab:
         self.workdir.mkdir(parents=True, exist_ok=True)

@@ -483,6 +483,13 @@ def analyse_pcaps(points: Mapping[str, list[Path]], out_dir: Path | None,
     if not merged["topics"].empty:
         merged["topics"] = merged["topics"].drop_duplicates(["guid", "topic", "type"])
     merged["storms"] = storm_table(merged["nacks"])
+    # the topic of each endpoint, from SEDP when the capture holds it
+    topic_of = ({} if merged["topics"].empty
+                else dict(zip(merged["topics"]["guid"], merged["topics"]["topic"], strict=True)))
+    for name, col in (("repairs", "writer"), ("rates", "endpoint"), ("storms", "writer")):
+        df = merged[name]
+        if not df.empty:
+            df["topic"] = df[col].astype(str).map(topic_of).fillna("")
     rates = merged["rates"]
 
     def _mean_rate(kind: str) -> float:

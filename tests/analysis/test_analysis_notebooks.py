@@ -9,7 +9,7 @@ import pytest
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "analysis" / "notebooks"
 EXPECTED = {
     "report.ipynb": ("ecdf_latency", "ecdf_throughput", "ecdf_throughput_per_subscriber",
-                     "summary", "wire_metrics"),
+                     "difference_latency", "difference_throughput", "summary", "wire_metrics"),
     "time_series.ipynb": ("latency_timeseries",),
 }
 

@@ -204,9 +204,13 @@ def test_sigkill_clean_then_resume(tmp_path: Path) -> None:
         assert not ledger.owner_alive(entries)
         ledger.undo(entries, path.stem)
         path.unlink()
-        for e in entries:
-            if e["kind"] == "proc":
-                assert not ledger.proc_alive(e["pid"], e["start"])
+        procs = [e for e in entries if e["kind"] == "proc"]
+        assert any(e["what"] == "perftest_cyclone" for e in procs)
+        deadline = time.monotonic() + 10  # SIGKILLed processes take a moment to go
+        while time.monotonic() < deadline and any(
+                ledger.proc_alive(e["pid"], e["start"]) for e in procs):
+            time.sleep(0.1)
+        assert not [e for e in procs if ledger.proc_alive(e["pid"], e["start"])]
     assert _status(root)[current] == "incomplete"
     kept = {r: _fingerprint(root / r) for r, s in _status(root).items() if s == "complete"}
     assert kept
@@ -248,7 +252,7 @@ def test_failed_run_is_retried_then_recorded(tmp_path: Path) -> None:
     scenario = tmp_path / "retry.toml"
     scenario.write_text(
         '[campaign]\nname = "retry"\nretries = 1\n'
-        '[topology]\nname = "lan"\nparams = { hosts = 2 }\n'
+        '[topology]\nname = "lan"\nparams = { hosts = 2, querier = false }\n'
         '[matrix]\nparticipants = [1]\nmodes = ["unicast"]\n'
         'data_len = [20000000, 100]\nexecution_time = 4\n'
         '[capture]\npoints = ["s1-eth2"]\nsnaplen = 256\n'

@@ -2,7 +2,8 @@
 
 The crafted exchange (one capture point, timestamps in seconds)::
 
-    t=0.000..0.009  writer A sends DATA sn 1..10 to 239.255.0.1 (first sends)
+    t=0.000         A's SEDP publication: writer A is on topic "Throughput"
+    t=0.001..0.010  writer A sends DATA sn 1..10 to 239.255.0.1 (first sends)
     t=0.100..0.103  readers R1..R4 each ACKNACK sn 5 and 6 (a NACK storm: 4 readers, 4 ms)
     t=0.110         A repairs sn 5 and 6 unicast to R1 (2 repairs, 2 x 50 payload bytes)
     t=0.200         A HEARTBEAT 1..10
@@ -33,6 +34,8 @@ def exchange() -> list:
         pkt.time = 1000.0 + t
         frames.append(pkt)
 
+    add(c.udp_frame(c.rtps_header() + c.info_ts()
+                    + c.sedp_publication("Throughput", "T", c.USER_WRITER)), 0.0)
     for sn in range(1, 11):
         add(c.udp_frame(c.rtps_header() + c.info_ts() + c.data(sn, PAYLOAD), ipid=sn), sn * 0.001)
     for i, r in enumerate(READERS):
@@ -55,23 +58,26 @@ def run_dir(tmp_path: Path) -> Path:
 
 def test_summary_and_tables(run_dir: Path) -> None:
     s = wire.analyse_run(run_dir)
-    assert s["packets"] == 17
-    assert s["rtps_submessages"] == {"DATA": 12, "INFO_TS": 10, "INFO_DST": 6, "ACKNACK": 4,
+    assert s["packets"] == 18
+    assert s["rtps_submessages"] == {"DATA": 13, "INFO_TS": 11, "INFO_DST": 6, "ACKNACK": 4,
                                      "HEARTBEAT": 1}
     assert s["user_data_bytes"] == 12 * 50 and s["repair_bytes"] == 2 * 50
     assert s["repair_ratio"] == pytest.approx(100 / 500)
     assert s["nack_storms"] == 1
-    assert s["duration_s"] == pytest.approx(0.199)
+    assert s["duration_s"] == pytest.approx(0.2)
     assert s["bad"] == {}
     assert json.loads((run_dir / "wire" / "summary.json").read_text()) == s
     rep = pd.read_parquet(run_dir / "wire" / "repairs.parquet")
     row = rep.set_index("writer").loc[WRITER]
     assert [row["first_data"], row["repair_data"], row["nacked_sns"]] == [10, 2, 8]
+    assert row["topic"] == "Throughput"
+    assert pd.read_parquet(run_dir / "wire" / "topics.parquet")["topic"].tolist() == ["Throughput"]
     storms = pd.read_parquet(run_dir / "wire" / "storms.parquet")
     assert storms[["first_sn", "readers"]].values.tolist() == [[5, 4]]
     sm = pd.read_parquet(run_dir / "wire" / "submessages.parquet")
-    data = sm[sm["kind"] == "DATA"].groupby(["direction", "cast"])["submessages"].sum()
-    assert data.to_dict() == {("out", "multicast"): 10, ("out", "unicast"): 2}
+    data = sm[sm["kind"] == "DATA"].groupby(["direction", "cast", "traffic"])["submessages"].sum()
+    assert data.to_dict() == {("out", "multicast", "user"): 10, ("out", "unicast", "user"): 2,
+                              ("out", "multicast", "discovery"): 1}
     acks = sm[sm["kind"] == "ACKNACK"].groupby("direction")["submessages"].sum()
     assert acks.to_dict() == {"in": 4}
     rates = pd.read_parquet(run_dir / "wire" / "rates.parquet")
@@ -92,7 +98,7 @@ def test_cli_wire_json_and_inspect(run_dir: Path, capsys: pytest.CaptureFixture[
     pcap = run_dir / "pcaps" / "h1-eth0.pcap"
     assert main(["wire", str(pcap), "--json", "--out", str(run_dir / "single")]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["packets"] == 17 and out["rtps_submessages"]["DATA"] == 12
+    assert out["packets"] == 18 and out["rtps_submessages"]["DATA"] == 13
     assert (run_dir / "single" / "summary.json").exists()
     assert main(["wire", str(run_dir)]) == 0
     assert "wire totals" in capsys.readouterr().out
