@@ -2,7 +2,8 @@
 
 Builds N ``ip netns`` hosts on one Linux bridge (or two router namespaces for PIM) with
 names carrying a per-instance tag, records everything it creates, and removes exactly
-that on exit -- also when the body raises. Needs root; importing it does not.
+that on exit -- also when the body raises (its /tmp/mcl-cap-<tag> work directory too,
+unless MCASTLAB_KEEP_LAB is set). Needs root; importing it does not.
 
     with BridgeLab(hosts=2, snooping=False) as lab:
         lab.popen(0, ["ddsperf", "-D", "3", "sub"])
