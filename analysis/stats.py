@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import ndtri
 
 ALPHA = 0.05
 N_BOOT = 499
@@ -97,13 +98,22 @@ def bias_block_length(series: np.ndarray, tolerance: float = BLOCK_BIAS) -> floa
 
     Blocks treated as independent lose the covariance across block borders, a relative
     bias of about ``2 S1 / (b S0)`` with ``S0 = 1 + 2 sum rho_k`` and ``S1 = sum k rho_k``
-    (both with a flat-top lag window at twice Politis & White's m, on the binned ranks).
+    (both with a flat-top lag window at twice m, on the binned ranks). ``m`` is Politis &
+    White's lag, or the last lag whose autocorrelation is still significant if that is
+    later (Bartlett's variance, Bonferroni over all lags at 1%): latency series can be
+    periodic (pings cycle through the subscribers), and their recurring correlation
+    must not be cut off.
     """
     n = series.size
     if n < 16:
         return 1.0
     acf = autocorrelation(series, min(n // 4, 5000))
     m = politis_white_m(acf, n)
+    bartlett = np.sqrt((1.0 + 2.0 * float(np.sum(acf[:m] ** 2))) / n)
+    z = float(ndtri(1.0 - 0.005 / acf.size)) if acf.size else np.inf
+    late = np.flatnonzero(np.abs(acf) >= z * bartlett)
+    if late.size:
+        m = max(m, int(late[-1]) + 1)
     lags = np.arange(1, min(2 * m, acf.size) + 1)
     w = np.clip(2.0 * (1.0 - lags / (2.0 * m)), 0.0, 1.0)  # flat-top (trapezoid) window
     rho = acf[: lags.size] * w

@@ -40,6 +40,7 @@ class Progress:
         self._spent_actual = 0.0
         self._spent_expected = 0.0
         self._live: Live | None = None
+        self._finished = 0  # runs before this index are done
 
     def __enter__(self) -> Progress:
         if self.live_mode:
@@ -53,11 +54,12 @@ class Progress:
             self._live.__exit__(*exc)
 
     def eta(self) -> float | None:
-        remaining = sum(self.expected[self.index:]) if self.index < len(self.expected) else 0.0
+        first = max(self.index, self._finished)
+        remaining = sum(self.expected[first:])
         # Finished runs' actual/expected ratio, damped by a 60 s prior so the first short
         # runs do not swing the estimate.
         scale = (self._spent_actual + 60.0) / (self._spent_expected + 60.0)
-        in_run = time.monotonic() - self.run_t0 if self.index < len(self.expected) else 0.0
+        in_run = time.monotonic() - self.run_t0 if self.index >= self._finished else 0.0
         return max(remaining * scale - in_run, 0.0)
 
     def _render(self) -> Text:
@@ -84,6 +86,7 @@ class Progress:
         if counted and self.index < len(self.expected):
             self._spent_actual += time.monotonic() - self.run_t0
             self._spent_expected += self.expected[self.index]
+        self._finished = self.index + 1
         self.set_phase(status)
 
     def log(self, msg: str) -> None:

@@ -22,8 +22,10 @@ def _cmd(argv: list[str], timeout: float = 10) -> str:
 
 
 def _dpkg(pkg: str) -> str | None:
-    out = _cmd(["dpkg-query", "-W", "-f=${Version}", pkg])
-    return out if out and "no packages found" not in out.lower() else None
+    """Version of an installed Debian package (None when absent or only configured)."""
+    out = _cmd(["dpkg-query", "-W", "-f=${db:Status-Abbrev}|${Version}", pkg])
+    status, _, version = out.partition("|")
+    return version if status.startswith("ii") and version else None
 
 
 def _first_version(text: str) -> str | None:
@@ -67,12 +69,27 @@ def versions() -> dict[str, Any]:
         "mininet": _dpkg("mininet"),
         "openvswitch": _dpkg("openvswitch-switch"),
         "pimd": _dpkg("pimd"),
+        "frr": _dpkg("frr"),
         "smcroute": _first_version(_cmd([str(smc), "-v"])) if smc.exists() else None,
         "cyclonedds": _dpkg("cyclonedds-dev") or _dpkg("libddsc0t64") or _dpkg("libddsc0"),
         "cyclonedds_tools": _dpkg("cyclonedds-tools"),
         "tcpdump": _first_version(_cmd(["tcpdump", "--version"])),
         "native_agent": agent_ver,
     }
+
+
+@functools.cache
+def agent_info(kind: str) -> dict[str, Any]:
+    """The agent executable a run used, with its sha256 (binaries have no version flag)."""
+    import shutil
+
+    from experiments.agents import executable
+    from experiments.results import sha256_file
+
+    exe = shutil.which(str(executable(kind))) or str(executable(kind))
+    path = Path(exe)
+    return {"kind": kind, "executable": exe,
+            "sha256": sha256_file(path) if path.is_file() else None}
 
 
 def provenance() -> dict[str, Any]:

@@ -26,6 +26,15 @@ class Pimd(Daemon):
     template: ClassVar[str] = "pimd.conf.tmpl"
     is_querier: ClassVar[bool] = True
 
+    def __new__(cls, net: Any, node: str) -> Any:
+        """`Pimd(net, r)` is what topologies.net starts for mrouting=pimd; the routed
+        parameter pim_daemon=frr swaps in FRR's pimd (multicast/frr.py) there."""
+        if cls is Pimd and net.spec.params.get("pim_daemon") == "frr":
+            from multicast.frr import FrrPim
+
+            return FrrPim(net, node)  # not a Pimd: Python does not call __init__ again
+        return super().__new__(cls)
+
     def variables(self) -> dict[str, str]:
         spec = self.net.spec
         p = spec.params

@@ -14,7 +14,9 @@ the unicast routes.
 
 Multicast routing: `mrouting=pimd` (PIM-SM; `rp=static` puts the RP on `rp_router`,
 `rp=bsr` makes every router a candidate BSR and `rp_router` the preferred candidate RP;
-`spt=immediate|never`; routers are the segments' IGMP queriers, IGMP version `igmp`),
+`spt=immediate|never`; `pim_daemon=pimd` (pimd 2.3.2) or `frr` (FRR's zebra + pimd,
+rp=static only; the implementation that really stays on the shared tree with spt=never,
+pimd 2.3.2's last-hop router always switches to the SPT); routers are the segments' IGMP queriers, IGMP version `igmp`),
 `mrouting=smcroute` (static routes for `smc_groups` from the source segment of
 `smc_source` to the segments `smc_to`, as (*,G) or (S,G) per `smc_mode`), or `none`.
 """
@@ -46,6 +48,9 @@ PARAMS: tuple[Param, ...] = (
     Param("rp", "choice", "static", "pimd RP selection", choices=("static", "bsr")),
     Param("rp_router", "str", "r1", "router that is (or is preferred as) the RP"),
     Param("spt", "choice", "immediate", "pimd SPT switchover", choices=("immediate", "never")),
+    Param("pim_daemon", "choice", "pimd", "PIM-SM implementation for mrouting=pimd "
+          "(frr: FRR's pimd, the one that honours spt=never; rp=static only)",
+          choices=("pimd", "frr")),
     Param("smc_groups", "str", "239.0.0.0/8", "smcroute: comma-separated groups (GROUP[/LEN])"),
     Param("smc_mode", "choice", "star", "smcroute: (*,G) or (S,G) routes", choices=("star", "sg")),
     Param("smc_source", "str", "h1", "smcroute: the sending host (its segment is the source)"),
@@ -130,7 +135,14 @@ def plan(params: dict[str, Any]) -> Spec:
             f"allowed: {' | '.join(routers)}"
         )
     needs = switch_needs(p)
-    if p["mrouting"] == "pimd":
+    if p["mrouting"] == "pimd" and p["pim_daemon"] == "frr":
+        if p["rp"] != "static":
+            raise TopologyParamError(
+                "topology routed: parameter 'rp' = 'bsr' is not allowed with pim_daemon=frr "
+                "(FRR 8.4 cannot be a candidate BSR/RP); allowed: static"
+            )
+        needs += ["mroute", "pim"]  # FRR itself is checked when its daemons start
+    elif p["mrouting"] == "pimd":
         needs += ["mroute", "pim", "pimd"]
     elif p["mrouting"] == "smcroute":
         needs += ["mroute", "smcroute"]

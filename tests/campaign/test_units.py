@@ -249,12 +249,13 @@ def test_progress_lines_and_eta(capsys: pytest.CaptureFixture[str]) -> None:
         # Nothing finished yet: the ETA is the sum of the expected durations left.
         assert 59.0 <= prog.eta() <= 60.0
         prog.end_run("complete")
+        assert 40.0 <= prog.eta() <= 50.0  # runs b and c are left
         prog.start_run(1, "b")
         # Run a took ~0 s of its expected 10 s: the estimate shrinks, damped.
         assert 35.0 <= prog.eta() <= 50.0
     lines = capsys.readouterr().err.splitlines()
     assert lines[1].startswith("[1/3] a: running (elapsed 0:00:00, ETA 0:00:5")
-    assert lines[2].startswith("[1/3] a: complete")
+    assert lines[2].startswith("[1/3] a: complete (elapsed 0:00:00, ETA 0:00:4")
     assert lines[3].startswith("[2/3] b: starting")
 
 
