@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from multicast.daemon import ConfigError, Daemon, TEMPLATE_DIR
+from multicast.daemon import TEMPLATE_DIR, ConfigError, Daemon
 
 FRR_LIBEXEC = Path("/usr/lib/frr")
 RUN_DIR = "/var/run/frr"  # inside the router's private /var/run

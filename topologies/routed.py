@@ -16,7 +16,8 @@ Multicast routing: `mrouting=pimd` (PIM-SM; `rp=static` puts the RP on `rp_route
 `rp=bsr` makes every router a candidate BSR and `rp_router` the preferred candidate RP;
 `spt=immediate|never`; `pim_daemon=pimd` (pimd 2.3.2) or `frr` (FRR's zebra + pimd,
 rp=static only; the implementation that really stays on the shared tree with spt=never,
-pimd 2.3.2's last-hop router always switches to the SPT); routers are the segments' IGMP queriers, IGMP version `igmp`),
+pimd 2.3.2's last-hop router always switches to the SPT); routers are the segments'
+IGMP queriers, IGMP version `igmp`),
 `mrouting=smcroute` (static routes for `smc_groups` from the source segment of
 `smc_source` to the segments `smc_to`, as (*,G) or (S,G) per `smc_mode`), or `none`.
 """

@@ -1,4 +1,4 @@
-"""Acceptance 3 and 4: routed multicast with pimd (two SPT policies) and smcroute.
+"""Acceptance 3 and 4: routed multicast with pimd/FRR (two SPT policies), BSR, smcroute.
 
 pimd, line of 2 routers, RP on r1 (the source's first-hop router):
 
@@ -49,17 +49,12 @@ def test_pimd_line_delivers_with_either_spt_policy(workdir: Path, spt: str) -> N
 
 NEVER_SWITCHES = pytest.mark.xfail(
     strict=True,
-    reason="pimd 2.3.2 here switches the last-hop router to the SPT even with "
-           "`spt-threshold infinity` (measured: r2's (S,G) gets the SPT bit, iif r2-eth1, while "
-           "the RP keeps sending down the shared tree and r2 drops those as wrong_if)")
+    reason="pimd 2.3.2 cannot stay on the shared tree: its cache-miss handler (route.c, "
+           "process_cache_miss) calls switch_shortest_path() for every (S,G) whatever the "
+           "spt-threshold, so last-hop r2 joins the SPT on the first packet (iif r2-eth1); "
+           "fixed upstream after 2.3.2 (troglobit/pimd bfd0bfe). Use pim_daemon=frr.")
 
-
-@pytest.mark.parametrize(("spt", "r2_iif"), [
-    ("immediate", "r2-eth1"),
-    pytest.param("never", "r2-eth2", marks=NEVER_SWITCHES),
-])
-def test_pimd_ring_spt_policy_decides_the_path(workdir: Path, spt: str, r2_iif: str) -> None:
-    r"""
+RING = r"""
     h1 (sender)                    h2 (member)
       |                              |
      [s1]                           [s2]
@@ -68,19 +63,56 @@ def test_pimd_ring_spt_policy_decides_the_path(workdir: Path, spt: str, r2_iif: 
      (eth2)                         (eth2)
         \                           /
          (eth2) r3 (RP) (eth1) ----           h3 on s3 is no member
-    """
+"""
+
+
+def _ring_stream(workdir: Path, pim_daemon: str, spt: str) -> dict:
     spec = topologies.resolve("routed", {"routers": 3, "hosts": 1, "shape": "ring",
-                                         "rp_router": "r3", "spt": spt})
+                                         "rp_router": "r3", "spt": spt,
+                                         "pim_daemon": pim_daemon})
     with topologies.build(spec, workdir=workdir) as net:
         net.wait_converged(90)
         r = probe.probe(net, "h1", ["h2"], count=COUNT, rate=500)
     assert r["hosts"]["h2"]["received"] >= 0.99 * COUNT, r["hosts"]
-    mfc = r["multicast_state"]["routers"]["r2"]["mfc"]
-    (entry,) = [e for e in mfc if (e["source"], e["group"]) == ("10.0.1.1", "239.1.2.3")]
+    assert r["hosts"]["h3"]["received"] == 0, r["hosts"]
+    return r["multicast_state"]["routers"]
+
+
+def _carrier(mfc: list[dict], oif: str) -> dict:
+    """The one kernel MFC entry of the probe group that forwarded the stream out of `oif`."""
+    entries = [e for e in mfc if e["group"] == "239.1.2.3" and oif in e["oifs"]
+               and e["packets"] >= COUNT]
+    assert len(entries) == 1, mfc
+    return entries[0]
+
+
+@pytest.mark.parametrize(("spt", "r2_iif"), [
+    ("immediate", "r2-eth1"),
+    pytest.param("never", "r2-eth2", marks=NEVER_SWITCHES),
+])
+def test_pimd_ring_spt_policy_decides_the_path(workdir: Path, spt: str, r2_iif: str) -> None:
+    routers = _ring_stream(workdir, "pimd", spt)
     # immediate: r2 joined the source tree and takes the stream straight from r1 (eth1);
-    # never: it stays on the shared tree and gets the stream through the RP r3 (eth2).
-    assert entry["iif"] == r2_iif, mfc
-    assert entry["oifs"] == ["r2-eth0"] and entry["packets"] >= COUNT
+    # never: it would stay on the shared tree and get the stream through the RP r3 (eth2).
+    assert _carrier(routers["r2"]["mfc"], "r2-eth0")["iif"] == r2_iif, routers["r2"]["mfc"]
+
+
+@pytest.mark.parametrize("spt", ["immediate", "never"])
+def test_frr_ring_spt_policy_decides_the_path(workdir: Path, spt: str) -> None:
+    routers = _ring_stream(workdir, "frr", spt)
+    r2 = _carrier(routers["r2"]["mfc"], "r2-eth0")
+    # The RP r3 gets the stream from r1 (registers, then its (S,G) join over eth2).
+    assert _carrier(routers["r3"]["mfc"], "r3-eth1")["iif"] == "r3-eth2", routers["r3"]["mfc"]
+    if spt == "immediate":
+        # Source tree: r2's (S,G) takes the stream straight from r1, r1 sends it on eth1.
+        assert (r2["source"], r2["iif"]) == ("10.0.1.1", "r2-eth1"), routers["r2"]["mfc"]
+        assert _carrier(routers["r1"]["mfc"], "r1-eth1")["source"] == "10.0.1.1"
+    else:
+        # Shared tree: r2 forwards with its (*,G) entry from the RP side (eth2) and never
+        # made an (S,G) entry; r1 sends the stream only towards the RP.
+        assert (r2["source"], r2["iif"]) == ("0.0.0.0", "r2-eth2"), routers["r2"]["mfc"]
+        assert not [e for e in routers["r2"]["mfc"] if e["source"] == "10.0.1.1"]
+        assert "r1-eth1" not in _carrier(routers["r1"]["mfc"], "r1-eth2")["oifs"]
 
 
 def test_smcroute_static_routes_reach_only_routed_segments(workdir: Path) -> None:
