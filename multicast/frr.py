@@ -11,15 +11,23 @@ the network's workdir. State comes from ``vtysh -c "show ... json"``.
 
 from __future__ import annotations
 
+import grp
 import json
 import subprocess
 import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from mcastlab.paths import DEPS_DIR
 from multicast.daemon import TEMPLATE_DIR, ConfigError, Daemon
 
-FRR_LIBEXEC = Path("/usr/lib/frr")
+# Debian marks frr and pimd as conflicting (installing frr removes pimd), so setup.sh
+# unpacks frr's .deb into .deps/frr, like smcroute; a system-wide FRR is used otherwise.
+FRR_PREFIX = DEPS_DIR / "frr"
+_PRIVATE = (FRR_PREFIX / "usr/lib/frr/pimd").exists()
+FRR_LIBEXEC = FRR_PREFIX / "usr/lib/frr" if _PRIVATE else Path("/usr/lib/frr")
+VTYSH = FRR_PREFIX / "usr/bin/vtysh" if _PRIVATE else Path("/usr/bin/vtysh")
+_ENV = ["env", f"LD_LIBRARY_PATH={FRR_PREFIX / 'usr/lib/x86_64-linux-gnu/frr'}"] if _PRIVATE else []
 RUN_DIR = "/var/run/frr"  # inside the router's private /var/run
 ZSERV = f"{RUN_DIR}/zserv.api"
 # Run as root with group frrvty (FRR insists its user be in the vty group): configs and
@@ -27,8 +35,17 @@ ZSERV = f"{RUN_DIR}/zserv.api"
 _COMMON = ["-u", "root", "-g", "frrvty", "-P", "0", "--vty_socket", RUN_DIR, "-z", ZSERV]
 
 
-def available() -> bool:
-    return all((FRR_LIBEXEC / d).exists() for d in ("zebra", "pimd"))
+def available() -> str | None:
+    """None when FRR can run here, else what is missing."""
+    missing = [str(p) for p in (FRR_LIBEXEC / "zebra", FRR_LIBEXEC / "pimd", VTYSH)
+               if not p.exists()]
+    if missing:
+        return f"FRR not found ({', '.join(missing)}): run ./setup.sh, or use pim_daemon=pimd"
+    try:
+        grp.getgrnam("frrvty")
+    except KeyError:
+        return "FRR needs the group frrvty: groupadd --system frrvty (setup.sh does)"
+    return None
 
 
 class FrrPim(Daemon):
@@ -66,26 +83,27 @@ class FrrPim(Daemon):
                 "spt": spt, "interfaces": "\n!\n".join(blocks)}
 
     def argv(self) -> list[str]:
-        return [str(FRR_LIBEXEC / "pimd"), "-f", str(self.conf_path), "-i",
+        return [*_ENV, str(FRR_LIBEXEC / "pimd"), "-f", str(self.conf_path), "-i",
                 f"{RUN_DIR}/pimd.pid", *_COMMON, "--log", "stdout", "--log-level", "info"]
 
     def zebra_argv(self) -> list[str]:
-        return [str(FRR_LIBEXEC / "zebra"), "-f", str(self.zebra_conf), "-i",
+        return [*_ENV, str(FRR_LIBEXEC / "zebra"), "-f", str(self.zebra_conf), "-i",
                 f"{RUN_DIR}/zebra.pid", *_COMMON, "--log", "stdout", "--log-level", "info"]
 
     def check(self, text: str) -> None:
         del text
-        res = self.net.run(self.node, [str(FRR_LIBEXEC / "pimd"), "-C", "-f", str(self.conf_path),
-                                       *_COMMON, "--log", "stdout"], timeout=20)
+        argv = [*_ENV, str(FRR_LIBEXEC / "pimd"), "-C", "-f", str(self.conf_path), *_COMMON,
+                "--log", "stdout"]
+        res = self.net.run(self.node, argv, timeout=20)
         if res.returncode != 0:
             out = (res.stdout + res.stderr).strip().replace("\n", " | ")
             raise ConfigError(f"{self.conf_path}: FRR pimd -C rejected it: {out[:300]}")
 
     # --- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
-        if not available():
-            raise ConfigError(f"FRR not installed ({FRR_LIBEXEC}/zebra, pimd missing): "
-                              "apt-get install frr, or use pim_daemon=pimd")
+        why = available()
+        if why:
+            raise ConfigError(why)
         res = self.net.run(self.node, ["mkdir", "-p", RUN_DIR])
         if res.returncode != 0:
             raise RuntimeError(f"{self.node}: cannot create {RUN_DIR}: {res.stderr.strip()}")
@@ -133,7 +151,7 @@ class FrrPim(Daemon):
 
     # --- state ------------------------------------------------------------------------
     def vtysh(self, command: str) -> str:
-        res = self.net.run(self.node, ["vtysh", "--vty_socket", RUN_DIR, "-d", "pimd",
+        res = self.net.run(self.node, [*_ENV, str(VTYSH), "--vty_socket", RUN_DIR, "-d", "pimd",
                                        "-c", command], timeout=10)
         return res.stdout if res.returncode == 0 else ""
 

@@ -527,16 +527,25 @@ static int run_publisher(void)
   s.kind = KIND_FINISHED;
   s.ping_to = -1;
   s.seq = seq;
-  /* Bounded wait: finishTimeout after the last acknowledgement that arrived (subscribers
-     still draining other publishers' data acknowledge late), at most 3 x finishTimeout. */
+  /* Bounded wait: finishTimeout after the last progress (FINISHED accepted by the writer,
+     or a new acknowledgement: subscribers still draining other publishers' data
+     acknowledge late), at most 3 x finishTimeout in all. Reliable: FINISHED is written
+     once it fits in the writer's history (the write blocks up to 1 s while the writer is
+     throttled by a lagging reader) and then delivered like the data; best effort: it is
+     repeated every 0.5 s. */
   int64_t fin_step = (int64_t)((g_stop ? 1.0 : opt.finish_timeout) * 1e9);
-  int64_t fin_start = now_ns(), fin_deadline = fin_start + fin_step;
+  int64_t fin_start = now_ns(), fin_deadline = fin_start + fin_step, fin_cap = fin_start + 3 * fin_step;
   int64_t next_fin = 0;
   int nacked = 0;
+  bool queued = false;
   while (now_ns() < fin_deadline) {
-    if (now_ns() >= next_fin) {
-      dds_write(wr, &s);
+    bool progress = false;
+    if ((opt.best_effort || !queued) && now_ns() >= next_fin) {
+      dds_return_t w = dds_write(wr, &s);
       if (batching) dds_write_flush(wr);
+      if (w == 0 && !queued) progress = queued = true;
+      else if (w < 0 && w != DDS_RETCODE_TIMEOUT)
+        fprintf(stderr, "publisher %d: FINISHED write failed: %s\n", opt.pid, dds_strretcode(w));
       next_fin = now_ns() + 500000000LL;
     }
     poll_announcements(ann, ready, acked);
@@ -544,8 +553,11 @@ static int run_publisher(void)
     if (a == ns) break;
     if (a > nacked) {
       nacked = a;
+      progress = true;
+    }
+    if (progress) {
       fin_deadline = now_ns() + fin_step;
-      if (fin_deadline > fin_start + 3 * fin_step) fin_deadline = fin_start + 3 * fin_step;
+      if (fin_deadline > fin_cap) fin_deadline = fin_cap;
     }
     sleep_ms(20);
   }
@@ -553,9 +565,10 @@ static int run_publisher(void)
     char miss[512];
     list_missing(acked, ns, miss, sizeof miss);
     fprintf(stderr,
-            "publisher %d of %d: %d of %d subscribers acknowledged FINISHED (waited %.1f s): "
+            "publisher %d of %d: %d of %d subscribers acknowledged FINISHED (waited %.1f s%s): "
             "missing %s\n",
             opt.pid, opt.num_pubs, count_true(acked, ns), ns, (double)(now_ns() - fin_start) / 1e9,
+            queued ? "" : "; the writer's history stayed full, a subscriber is not acknowledging",
             miss);
     rc = 1;
   }
@@ -864,8 +877,14 @@ static int run_subscriber(void)
   }
   if (count_true(gone, np) > 0) {
     char miss[512];
-    for (int i = 0; i < np; i++) ok[i] = !gone[i];
-    list_missing(ok, np, miss, sizeof miss);
+    size_t len = 0;
+    miss[0] = '\0';
+    pthread_mutex_lock(&sub.m);
+    for (int i = 0; i < np && len + 40 < sizeof miss; i++)
+      if (gone[i])
+        len += (size_t)snprintf(miss + len, sizeof miss - len, "%s%d (%" PRIu64 " samples seen)",
+                                len ? ", " : "", i, sub.expected[i]);
+    pthread_mutex_unlock(&sub.m);
     fprintf(stderr, "subscriber %d of %d: publishers vanished before FINISHED: %s\n", opt.sid,
             opt.num_subs, miss);
     rc = 1;

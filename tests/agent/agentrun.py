@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -59,7 +60,9 @@ def run_agents(
         h = i % lab.n
         plan.append(("pub", i, h, ["-pub", "-pidMultiPubTest", str(i), "-nic", lab.ip(h), *common,
                                    *(pub_args or [])]))
-    workdir = workdir or Path("/tmp")
+    keep = os.environ.get("MCASTLAB_AGENT_LOGS")  # keep every process's stdout/stderr there
+    workdir = Path(keep) if keep else (workdir or Path("/tmp"))
+    workdir.mkdir(parents=True, exist_ok=True)
     files = []
     procs: list[subprocess.Popen[str]] = []
     for role, i, h, a in plan:
@@ -86,8 +89,9 @@ def run_agents(
                                    ends.get(len(results), float("inf"))))
         out.close()
         err.close()
-        Path(out.name).unlink(missing_ok=True)
-        Path(err.name).unlink(missing_ok=True)
+        if not keep:
+            Path(out.name).unlink(missing_ok=True)
+            Path(err.name).unlink(missing_ok=True)
     return results
 
 
