@@ -142,6 +142,12 @@ class FrrPim(Daemon):
     def querier_on(self, intf: str) -> bool:
         return intf in self.state()["querier_intfs"]
 
+    def describe(self) -> dict[str, Any]:
+        d = super().describe()
+        d.update({"zebra_conf": str(self.zebra_conf), "zebra_log": str(self.zebra_log),
+                  "zebra_pid": self.zebra.pid if self.zebra else None})
+        return d
+
     def save_logs(self) -> None:
         if self.running():
             with open(self.log_path, "a") as f:

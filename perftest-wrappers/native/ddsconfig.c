@@ -55,28 +55,14 @@ const char *pt_config_xml(const pt_options_t *o)
      HeartbeatInterval (100 ms) to every peer that has not acknowledged yet; with ~150
      processes on 2 cores that traffic alone saturates the CPU. 1 s keeps it bounded. */
   bool large = o->num_pubs + o->num_subs > PT_LARGE_TEST;
-  if (large) {
-    add("<HeartbeatInterval>1s</HeartbeatInterval>");
-    /* 150 processes released together: each socket receives SPDP/SEDP bursts from every
-       peer (and, unicast, data from every publisher) while its process waits for a CPU.
-       Cyclone asks for 1 MiB (2 MiB granted); that overflowed by ~10^5 datagrams per
-       namespace in the first seconds (nstat UdpRcvbufErrors), and each loss costs a
-       heartbeat round (1 s) to repair. Ask for 4 MiB (the kernel grants twice
-       net.core.rmem_max at most; less is accepted). One receive thread for both sockets
-       (MultipleReceiveThreads false): one thread fewer per process. */
-    add("<SocketReceiveBufferSize max=\"4MiB\"/>");
-    add("<MultipleReceiveThreads>false</MultipleReceiveThreads>");
-  }
+  if (large) add("<HeartbeatInterval>1s</HeartbeatInterval>");
   long long whc = 0;
   if (o->send_queue_size > 0)
     whc = (long long)o->send_queue_size * o->data_len;
   else if (large)
-    /* At the end of the test a subscriber still has numPublishers x each writer's
-       unacknowledged window to receive before the FINISHED samples, and a writer cannot
-       even queue its FINISHED until its slowest reader acknowledged half a window. At
-       ~2 k samples/s per subscriber under 2-core overload, 75 x 64 KiB (328 samples of
-       100 B each, Cyclone counts ~200 B per sample) took > 10 s to drain; 16 KiB ~3 s. */
-    whc = 16384;
+    /* A subscriber's backlog is numPublishers x each writer's unacknowledged window: cap
+       the window (64 kB) so FINISHED is not queued behind tens of seconds of data. */
+    whc = 65536;
   if (whc > 0) {
     if (whc < 16384) whc = 16384;
     add("<Watermarks><WhcAdaptive>false</WhcAdaptive><WhcHigh>%lldB</WhcHigh>"

@@ -356,7 +356,9 @@ static void poll_announcements(dds_entity_t rd, bool *ready, bool *acked)
       const perftest_Announcement_t *a = buf[i];
       if (!info[i].valid_data || a->sub_id < 0 || a->sub_id >= opt.num_subs) continue;
       if (a->kind == ANN_READY) ready[a->sub_id] = true;
-      else if (a->kind == ANN_FINISHED_ACK && a->pub_id == opt.pid) acked[a->sub_id] = true;
+      else if (a->kind == ANN_FINISHED_ACK && (uint32_t)opt.pid / 8 < a->finished._length &&
+               (a->finished._buffer[opt.pid / 8] >> (opt.pid % 8)) & 1)
+        acked[a->sub_id] = true;
     }
     dds_return_loan(rd, buf, n);
     if (n < TAKE_N) return;
@@ -527,14 +529,18 @@ static int run_publisher(void)
   s.kind = KIND_FINISHED;
   s.ping_to = -1;
   s.seq = seq;
-  /* Bounded wait: finishTimeout after the last progress (FINISHED accepted by the writer,
-     or a new acknowledgement: subscribers still draining other publishers' data
-     acknowledge late), at most 3 x finishTimeout in all. Reliable: FINISHED is written
-     once it fits in the writer's history (the write blocks up to 1 s while the writer is
-     throttled by a lagging reader) and then delivered like the data; best effort: it is
-     repeated every 0.5 s. */
+  /* Bounded wait, reset by progress (FINISHED accepted by the writer, or a new
+     acknowledgement: subscribers still draining other publishers' data acknowledge late):
+     finishTimeout after the last progress, at most 3 x finishTimeout in all. Reliable:
+     FINISHED is written once it fits in the writer's history (each attempt blocks up to
+     1 s while the writer is throttled) and is then delivered like the data; best effort:
+     it is repeated every 0.5 s. Until FINISHED is accepted the first wait is twice as
+     long: under overload (150 processes on 2 cores) a subscriber that holds every sample
+     may acknowledge them only > 10 s later (measured), and giving up then turned one slow
+     acknowledgement into 76 failed processes. */
   int64_t fin_step = (int64_t)((g_stop ? 1.0 : opt.finish_timeout) * 1e9);
-  int64_t fin_start = now_ns(), fin_deadline = fin_start + fin_step, fin_cap = fin_start + 3 * fin_step;
+  int64_t fin_start = now_ns(), fin_cap = fin_start + 3 * fin_step;
+  int64_t fin_deadline = fin_start + (opt.best_effort || g_stop ? 1 : 2) * fin_step;
   int64_t next_fin = 0;
   int nacked = 0;
   bool queued = false;
@@ -715,9 +721,13 @@ static void on_data(dds_entity_t rd, void *arg)
   }
 }
 
-static void announce(dds_entity_t w, int kind, int pub_id)
+/* finished: bitmap of the publishers whose FINISHED arrived (NULL for ANN_READY). */
+static void announce(dds_entity_t w, int kind, int pub_id, uint8_t *finished, uint32_t len)
 {
   perftest_Announcement_t a = {.sub_id = opt.sid, .kind = kind, .pub_id = pub_id};
+  a.finished._buffer = finished;
+  a.finished._length = a.finished._maximum = finished ? len : 0;
+  a.finished._release = false;
   dds_return_t rc = dds_write(w, &a);
   if (rc < 0) fprintf(stderr, "subscriber %d: announcement failed: %s\n", opt.sid, dds_strretcode(rc));
 }
@@ -749,8 +759,12 @@ static int run_subscriber(void)
   bool *tp_m = calloc((size_t)np, sizeof(bool)), *ann_m = calloc((size_t)np, sizeof(bool));
   bool *ok = calloc((size_t)np, sizeof(bool)), *was = calloc((size_t)np, sizeof(bool));
   bool *acked = calloc((size_t)np, sizeof(bool)), *gone = calloc((size_t)np, sizeof(bool));
+  uint32_t fin_len = (uint32_t)(np + 7) / 8;
+  uint8_t *fin_bits = calloc(fin_len, 1);
   bool lat_m[1];
-  if (!sub.expected || !sub.finished || !tp_m || !ann_m || !ok || !was || !acked || !gone) abort();
+  if (!sub.expected || !sub.finished || !tp_m || !ann_m || !ok || !was || !acked || !gone ||
+      !fin_bits)
+    abort();
 
   dds_qos_t *eqos = data_qos(true, "sub", opt.sid);
   if (!opt.best_effort) dds_qset_reliability(eqos, DDS_RELIABILITY_RELIABLE, 0);
@@ -800,7 +814,7 @@ static int run_subscriber(void)
   if (complete) {
     fprintf(stderr, "subscriber %d: discovery complete: %d publishers after %.2f s (process start)\n",
             opt.sid, np, since_start());
-    announce(ann, ANN_READY, -1);
+    announce(ann, ANN_READY, -1, NULL, 0);
   }
   memcpy(was, ok, sizeof(bool) * (size_t)np);
 
@@ -849,14 +863,15 @@ static int run_subscriber(void)
     }
     /* FINISHED acknowledgements and vanished publishers (every ~0.25 s). */
     if (++tick % 5 != 0) continue;
-    int done = 0;
+    int done = 0, newest = -1;
     if (matched_count(rd, false) < np) matched_ids(rd, false, "pub", tp_m, np);
     else memcpy(tp_m, was, sizeof(bool) * (size_t)np);
     for (int i = 0; i < np; i++) {
       if (atomic_load(&sub.finished[i])) {
         if (!acked[i]) {
-          announce(ann, ANN_FINISHED_ACK, i);
+          fin_bits[i / 8] |= (uint8_t)(1u << (i % 8));
           acked[i] = true;
+          newest = i;
         }
         done++;
       } else if (was[i] && !tp_m[i]) {
@@ -864,6 +879,7 @@ static int run_subscriber(void)
         done++;
       }
     }
+    if (newest >= 0) announce(ann, ANN_FINISHED_ACK, newest, fin_bits, fin_len);
     if (done == np) break;
     if (t - last_data_seen > idle_limit) {
       char miss[512];
@@ -903,6 +919,7 @@ static int run_subscriber(void)
   free(was);
   free(acked);
   free(gone);
+  free(fin_bits);
   return g_stop ? 0 : rc;
 }
 

@@ -115,6 +115,33 @@ def test_frr_ring_spt_policy_decides_the_path(workdir: Path, spt: str) -> None:
         assert "r1-eth1" not in _carrier(routers["r1"]["mfc"], "r1-eth2")["oifs"]
 
 
+def test_pimd_bsr_elects_the_preferred_candidate_and_delivers(workdir: Path) -> None:
+    """
+    h1 (sender)        h2                 h3 (member)
+      |                  |                  |
+     [s1]               [s2]               [s3]
+      |                  |                  |
+     r1 --------------- r2 (BSR, RP) ----- r3     every router a candidate BSR and RP;
+                                                  r2 has the best priority for both
+    """
+    spec = topologies.resolve("routed", {"routers": 3, "hosts": 1, "rp": "bsr",
+                                         "rp_router": "r2"})
+    with topologies.build(spec, workdir=workdir) as net:
+        ready = net.wait_converged(60)  # BSMs every 30 s, Cand-RP-Advs every 10 s
+        elected = {r: d.log_state()["rp"] for r, d in net.daemons.items()}
+        r = probe.probe(net, "h1", ["h3"], count=COUNT, rate=500)
+    assert ready["converged"] and ready["waited_s"] <= 60
+    for router, rps in elected.items():
+        assert [(e["rp"], e["how"]) for e in rps] == [("10.0.2.254", "bsr")], (router, rps)
+    # r1 learnt every candidate from the BSR's bootstrap messages, not only the winner.
+    log = (workdir / "pimd_r1.log").read_text()
+    assert "New RP candidate 10.0.1.254" in log and "New RP candidate 10.0.3.254" in log
+    assert r["hosts"]["h3"]["received"] >= 0.99 * COUNT, r["hosts"]
+    assert r["hosts"]["h2"]["received"] == 0, r["hosts"]
+    rp = [e for e in r["multicast_state"]["routers"]["r3"]["mfc"] if e["group"] == "239.1.2.3"]
+    assert rp and sum(e["packets"] for e in rp) >= COUNT, rp
+
+
 def test_smcroute_static_routes_reach_only_routed_segments(workdir: Path) -> None:
     """
     h1 (sender)        h2 (member)        h3 (member, but no route to s3)
