@@ -112,6 +112,9 @@ def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
                 label=f"{mode} (n={summary.n:,}; band ±{eps:.2g})")
     comp = pair.comparisons.get(metric)
     title = pair.label
+    missing = [m for m in MODES if m not in curves]
+    if comp is None and missing and metric != "per_subscriber":
+        title += f": not compared (no complete {' or '.join(missing)} run)"
     if comp is not None:
         title += f": {comp.verdict}"
         for c in comp.crossovers:
