@@ -14,10 +14,12 @@ help:
 setup:
 	@./setup.sh --check >/dev/null 2>&1 || ./setup.sh
 
+# The report is written even when some runs failed (it lists them); the exit status is
+# the campaign's.
 run: setup
-	$(MCASTLAB) run experiments/seed003-quick.toml --results $(RESULTS)
-	$(MCASTLAB) report $(RESULTS)
-	@echo "results: $(abspath $(RESULTS))"
+	@status=0; $(MCASTLAB) run experiments/seed003-quick.toml --results $(RESULTS) || status=$$?; \
+	$(MCASTLAB) report $(RESULTS) || status=$${status:-1}; \
+	echo "results: $(abspath $(RESULTS))"; exit $$status
 
 test: setup lint
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)

@@ -231,7 +231,7 @@ class Timing(_Strict):
 
 class Capture(_Strict):
     points: list[str] = Field(default_factory=list)
-    snaplen: int = Field(default=256, ge=64, le=262144)
+    snaplen: int = Field(default=65535, ge=64, le=262144)
     ring_files: int = Field(default=2, ge=1)
     ring_mb: int = Field(default=64, ge=1)
 

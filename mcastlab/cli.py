@@ -25,7 +25,10 @@ COMMAND_MODULES = (
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcastlab",
-        description="Emulate networks, run DDS campaigns in unicast and multicast, explain the difference.",
+        description=(
+            "Emulate networks, run DDS campaigns in unicast and multicast, "
+            "explain the difference."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"mcastlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

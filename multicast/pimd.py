@@ -20,14 +20,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import time
 from typing import Any, ClassVar
 
 from multicast.daemon import ConfigError, Daemon
-
-# pimd 2.3.2 parses `rp-address` at start but enters static RPs into its RP set only once
-# its main loop runs more than 15 s after boot (main.c); joins before that create no (*,G).
-STATIC_RP_DELAY_S = 16.0
 
 _KEYWORDS = {"default-route-distance", "default-route-metric", "hello-interval",
              "igmp-query-interval", "igmp-querier-timeout", "phyint", "rp-address",
@@ -62,7 +57,7 @@ class Pimd(Daemon):
             # Every router is a candidate BSR and RP; rp_router is preferred for both
             # (pimd: the *lower* rp-candidate priority wins, the higher bsr priority wins).
             rp = (f"bsr-candidate {self.node}-eth0 priority {200 if preferred else 10}\n"
-                  f"rp-candidate {self.node}-eth0 time 10 priority {1 if preferred else 100}\n"
+                  f"rp-candidate {self.node}-eth0 time 30 priority {1 if preferred else 100}\n"
                   "group-prefix 224.0.0.0 masklen 4")
         spt = "packets 0 interval 5" if p["spt"] == "immediate" else "infinity interval 5"
         return {"node": self.node, "phyints": phyints, "rp": rp, "spt": spt,
@@ -95,10 +90,7 @@ class Pimd(Daemon):
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def _known_rps(self, text: str) -> list[dict[str, str]]:
-        rps = rp_from_log(text)
-        if time.monotonic() - self.started_at < STATIC_RP_DELAY_S:
-            rps = [r for r in rps if r["how"] != "static"]
-        return rps
+        return rp_from_log(text)
 
     def log_state(self) -> dict[str, Any]:
         """Neighbours, vifs in service and elected RPs, from the log alone (no signal)."""
@@ -117,6 +109,9 @@ class Pimd(Daemon):
                 v["intf"] = by_addr[v["local"]]
                 named[v["intf"]] = v["neighbors"]
         st["neighbors"] = named
+        vif_intf = {v["vif"]: v.get("intf", v["subnet"]) for v in st["vifs"]}
+        for r in st["routes"]:
+            r["iif"] = vif_intf.get(r.get("incoming_vif", -1))
         # pimd 2.3.2 does not print its querier state; a router that is the segment's
         # only PIM router (DR, no neighbours there) and has the vif up sends the queries.
         st["querier_intfs"] = [v["intf"] for v in st["vifs"] if "intf" in v and "DR" in v["flags"]
@@ -200,6 +195,8 @@ def parse_show(text: str) -> dict[str, Any]:
             if m:
                 routes.append({"source": m.group(1), "group": m.group(2), "rp": m.group(3),
                                "flags": m.group(4).split()})
+            elif routes and (m := re.match(r"^Incoming\s*:\s*(\S+)", line)):
+                routes[-1]["incoming_vif"] = m.group(1).find("I")  # -1: none
     return {"vifs": vifs, "routes": routes, "raw": text}
 
 
@@ -245,19 +242,26 @@ def _prefix(text: str) -> str:
 def rp_from_log(text: str) -> list[dict[str, str]]:
     """The RP pimd elects per group prefix, from its log: static RPs and the BSR RP set.
 
-    The candidate set is rebuilt from the latest "Candidate Rendezvous-Point Set" dump
-    (printed every 5 s with pim_bsr/pim_cand_rp debugging) plus the "New RP candidate"
-    lines after it; the RP is the candidate with the lowest priority value (pimd: smaller
-    is better; ties, which mcastlab's configs avoid, pimd breaks by hash: here the highest
-    address). A holdtime expiry drops the group's candidates until the next dump.
+    Only RPs really in pimd's RP set count: "Local static RP" lines announce a configured
+    RP that pimd 2.3.2 adds to its set only once its main loop runs 15 s after boot
+    (main.c), and a join from a receiver before that creates no (*,G) state. The set is
+    rebuilt from the latest "Candidate Rendezvous-Point Set" dump (every 5 s with
+    pim_bsr/pim_cand_rp debugging; static RPs have holdtime 65535) plus the "New RP
+    candidate" lines after it. The RP is the candidate with the lowest priority value
+    (pimd: smaller is better; ties, which mcastlab's configs avoid, pimd breaks by hash:
+    here the highest address). A holdtime expiry drops the group's candidates until the
+    next dump.
 
     >>> rp_from_log("Local static RP: 10.0.1.254, group 224.0.0.0/4\\n")
+    []
+    >>> rp_from_log("Candidate Rendezvous-Point Set ===\\n"
+    ...     "10.0.1.254       2         224/4               1         65535\\n"
+    ...     "Current BSR address: 0.0.0.0\\n")
     [{'rp': '10.0.1.254', 'group': '224.0.0.0/4', 'how': 'static'}]
     >>> rp_from_log("New RP candidate 10.0.2.254 for group 224.0.0.0/4, priority 1\\n"
     ...             "New RP candidate 10.0.1.254 for group 224.0.0.0/4, priority 100\\n")
     [{'rp': '10.0.2.254', 'group': '224.0.0.0/4', 'how': 'bsr'}]
     """
-    static: dict[str, str] = {}
     cands: dict[str, dict[str, tuple[int, str]]] = {}  # group -> rp -> (priority, how)
     snapshot: dict[str, dict[str, tuple[int, str]]] | None = None
     for line in text.splitlines():
@@ -272,10 +276,6 @@ def rp_from_log(text: str) -> list[dict[str, str]]:
             elif line.startswith("Current BSR address"):
                 cands, snapshot = snapshot, None
             continue
-        m = re.search(rf"Local static RP: ({_IP}), group (\S+)", line)
-        if m:
-            static[m.group(2)] = m.group(1)
-            continue
         m = re.search(rf"New RP candidate ({_IP}) for group (\S+), priority (\d+)", line)
         if m:
             cands.setdefault(m.group(2), {})[m.group(1)] = (int(m.group(3)), "bsr")
@@ -284,8 +284,7 @@ def rp_from_log(text: str) -> list[dict[str, str]]:
         if m:
             for g in [g for g in cands if g.split("/")[0] == m.group(1)]:
                 cands[g] = {rp: v for rp, v in cands[g].items() if v[1] != "bsr"}
-    out: dict[str, dict[str, str]] = {g: {"rp": rp, "group": g, "how": "static"}
-                                      for g, rp in static.items()}
+    out: dict[str, dict[str, str]] = {}
     for g, by_rp in cands.items():
         if by_rp:
             rp, (_, how) = min(by_rp.items(), key=lambda kv: (kv[1][0],
