@@ -21,9 +21,10 @@ for arg in "$@"; do
   esac
 done
 
-# Every system package the project uses. pimd comes from apt; smcroute conflicts with it
-# in Debian (both own the kernel's multicast-routing socket), so it is unpacked into
-# .deps/smcroute instead: the two never run in the same network namespace.
+# Every system package the project uses. pimd comes from apt; smcroute and FRR conflict
+# with it in Debian (they all own the kernel's multicast-routing socket), so they are
+# unpacked into .deps/<name> instead (their libraries come from apt above): none of them
+# ever runs in the same network namespace as another.
 APT_PACKAGES=(
   build-essential cmake pkg-config git
   python3 python3-venv python3-dev
@@ -33,6 +34,7 @@ APT_PACKAGES=(
   tcpdump tshark libpcap-dev
   cyclonedds-dev cyclonedds-tools
   iperf3 socat
+  libyang2 libc-ares2 libjson-c5 libreadline8 libcap2 libpam0g
 )
 TEX_PACKAGES=(texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended latexmk)
 [ "$with_tex" = 1 ] && APT_PACKAGES+=("${TEX_PACKAGES[@]}")
@@ -43,7 +45,9 @@ DEPS="$here/.deps"
 # the folder's README); each is built twice, Release and Debug with AddressSanitizer
 # (-DMCASTLAB_ASAN=ON). A stamp of the sources' hash decides whether to rebuild.
 NATIVE_COMPONENTS=(perftest-wrappers/native captures/native)
-SMCROUTE_DIR="$DEPS/smcroute"
+PRIVATE_DEBS=(smcroute frr)
+private_ok() { case "$1" in smcroute) [ -x "$DEPS/smcroute/usr/sbin/smcrouted" ] ;;
+                           frr) [ -x "$DEPS/frr/usr/lib/frr/pimd" ] ;; esac; }
 
 missing=()
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -80,7 +84,8 @@ native_stale() { [ -f "$here/$1/CMakeLists.txt" ] && [ "$(cat "$(stamp_of "$1")"
 # ---- what is missing -------------------------------------------------------------
 am=$(apt_missing)
 [ -n "$am" ] && missing+=("system packages: $am")
-[ -x "$SMCROUTE_DIR/usr/sbin/smcrouted" ] || missing+=("smcroute in $SMCROUTE_DIR")
+for d in "${PRIVATE_DEBS[@]}"; do private_ok "$d" || missing+=("$d unpacked in $DEPS/$d"); done
+getent group frrvty >/dev/null || missing+=("system group frrvty (FRR refuses to start without it)")
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.mcastlab-lock" 2>/dev/null)" != "$(lock_hash)" ]; then
   missing+=("Python virtual environment $VENV (requirements.lock)")
 fi
@@ -110,16 +115,18 @@ if [ -n "$am" ]; then
   apt-get install -y -qq --no-install-recommends $am >/dev/null
 fi
 
-# ---- smcroute, unpacked beside pimd --------------------------------------------------
-if [ ! -x "$SMCROUTE_DIR/usr/sbin/smcrouted" ]; then
-  say "unpacking smcroute into $SMCROUTE_DIR"
+# ---- smcroute and FRR, unpacked beside pimd ------------------------------------------
+for d in "${PRIVATE_DEBS[@]}"; do
+  private_ok "$d" && continue
+  say "unpacking $d into $DEPS/$d"
   tmp=$(mktemp -d)
-  (cd "$tmp" && apt-get download -qq smcroute >/dev/null 2>&1) || {
-    apt-get update -qq && (cd "$tmp" && apt-get download -qq smcroute); }
-  mkdir -p "$SMCROUTE_DIR"
-  dpkg -x "$tmp"/smcroute_*.deb "$SMCROUTE_DIR"
+  (cd "$tmp" && apt-get download -qq "$d" >/dev/null 2>&1) || {
+    apt-get update -qq && (cd "$tmp" && apt-get download -qq "$d"); }
+  mkdir -p "$DEPS/$d"
+  dpkg -x "$tmp"/"$d"_*.deb "$DEPS/$d"
   rm -rf "$tmp"
-fi
+done
+getent group frrvty >/dev/null || groupadd --system frrvty
 
 # ---- Python virtual environment ------------------------------------------------------
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.mcastlab-lock" 2>/dev/null)" != "$(lock_hash)" ]; then

@@ -30,6 +30,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
             "use mrouting=smcroute or a lan topology"),
     "pimd": ("pimd not installed", "apt-get install pimd, or use mrouting=smcroute"),
     "smcroute": (f"smcroute not found at {SMCROUTED}", "run ./setup.sh, or use mrouting=pimd"),
+    "frr": ("FRR's zebra/pimd not found in .deps/frr or /usr/lib/frr, or group frrvty missing",
+            "run ./setup.sh, or use pim_daemon=pimd"),
     "bridge": ("Linux bridge tools missing (brctl/bridge)",
                "apt-get install bridge-utils iproute2"),
     "tcpdump": ("tcpdump not installed", "apt-get install tcpdump"),
@@ -86,6 +88,12 @@ def _mroute_works() -> tuple[bool, bool]:
     return mroute, pim
 
 
+def _frr_available() -> bool:
+    from multicast import frr  # local: multicast imports this module's neighbours
+
+    return frr.available() is None
+
+
 @functools.cache
 def detect() -> dict[str, bool]:
     """Detect every capability once; returns {name: available}."""
@@ -101,6 +109,7 @@ def detect() -> dict[str, bool]:
         "pim": pim,
         "pimd": shutil.which("pimd") is not None,
         "smcroute": SMCROUTED.exists() and SMCROUTECTL.exists(),
+        "frr": _frr_available(),
         "bridge": shutil.which("bridge") is not None and shutil.which("brctl") is not None,
         "tcpdump": shutil.which("tcpdump") is not None,
         "mininet": shutil.which("mnexec") is not None,

@@ -95,12 +95,16 @@ def _segment_of(net: Any, host: str) -> str:
 
 
 def probe(net: Any, sender: str, members: list[str], count: int = 1000, rate: float = 500.0,
-          ttl: int = 8, group: str = GROUP, settle: float = 1.0,
+          ttl: int = 8, group: str = GROUP, settle: float | None = None,
           prime: int | None = None) -> dict[str, Any]:
     """Send `count` packets from `sender` to `group`, joined by `members`; return the table.
 
     `prime` uncounted packets go first (default: 20 when there are routers, else 0).
+    `settle` seconds pass between the joins and the first packet (default 1 s; 6 s with
+    routers, because pimd sends its joins only on its 5-second timer tick).
     """
+    if settle is None:
+        settle = 6.0 if net.routers else 1.0
     for h in [sender, *members]:
         if h not in net.hosts:
             raise KeyError(f"unknown host {h!r}; known: {', '.join(net.hosts)}")

@@ -142,7 +142,7 @@ def plan(params: dict[str, Any]) -> Spec:
                 "topology routed: parameter 'rp' = 'bsr' is not allowed with pim_daemon=frr "
                 "(FRR 8.4 cannot be a candidate BSR/RP); allowed: static"
             )
-        needs += ["mroute", "pim"]  # FRR itself is checked when its daemons start
+        needs += ["mroute", "pim", "frr"]
     elif p["mrouting"] == "pimd":
         needs += ["mroute", "pim", "pimd"]
     elif p["mrouting"] == "smcroute":

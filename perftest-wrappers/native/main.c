@@ -567,7 +567,10 @@ static int run_publisher(void)
     }
     sleep_ms(20);
   }
-  if (count_true(acked, ns) != ns && !g_stop) {
+  if (count_true(acked, ns) == ns)
+    fprintf(stderr, "publisher %d: FINISHED acknowledged by all %d subscribers after %.2f s\n",
+            opt.pid, ns, (double)(now_ns() - fin_start) / 1e9);
+  else if (!g_stop) {
     char miss[512];
     list_missing(acked, ns, miss, sizeof miss);
     fprintf(stderr,
@@ -912,6 +915,7 @@ static int run_subscriber(void)
   pthread_mutex_unlock(&eq.m);
   pthread_join(eq.thread, NULL);
   sub_summary();
+  fprintf(stderr, "subscriber %d: receive loop ended at %.2f s\n", opt.sid, since_start());
   dds_wait_for_acks(ann, DDS_SECS(1));
   free(tp_m);
   free(ann_m);
