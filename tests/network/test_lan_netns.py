@@ -57,15 +57,20 @@ def test_ovs_userspace_snooping(workdir: Path, snooping: str, non_member_gets_st
         net.wait_converged(60)
         r = probe.probe(net, "h1", ["h2", "h3"], count=COUNT, rate=500)
         # TCP works (checksum offload is off on every veth of the userspace datapath).
-        server = net.popen("h2", ["iperf3", "-s", "-1", "-B", net.host_ip("h2")],
+        # The server stays up across client attempts (the first may race its listen);
+        # it is stopped by its recorded pid afterwards.
+        server = net.popen("h2", ["iperf3", "-s", "-B", net.host_ip("h2")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = None
-        for _ in range(50):
-            client = net.run("h1", ["iperf3", "-c", net.host_ip("h2"), "-t", "1", "-J"])
-            if client.returncode == 0:
-                break
-            subprocess.run(["sleep", "0.1"], check=False)
-        server.wait(timeout=30)
+        try:
+            for _ in range(50):
+                client = net.run("h1", ["iperf3", "-c", net.host_ip("h2"), "-t", "1", "-J"])
+                if client.returncode == 0:
+                    break
+                subprocess.run(["sleep", "0.2"], check=False)
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
         assert client is not None and client.returncode == 0, client.stderr
         assert '"bits_per_second"' in client.stdout
     for member in ("h2", "h3"):
