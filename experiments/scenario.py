@@ -99,6 +99,14 @@ class Agent(_Strict):
         return v
 
 
+def _each_in_range(values: list[int], low: int, high: int | None, allowed: str) -> list[int]:
+    """Raise naming the first value outside low..high (high None: unbounded)."""
+    for n in values:
+        if n < low or (high is not None and n > high):
+            raise ValueError(f"got {n}; allowed: {allowed}")
+    return values
+
+
 class Matrix(_Strict):
     # Either participants (publishers = subscribers, the study's design) or both lists,
     # paired element by element.
@@ -132,26 +140,18 @@ class Matrix(_Strict):
         if v is not None:
             if not v:
                 raise ValueError("empty list; allowed: at least one count")
-            for n in v:
-                if n < 1:
-                    raise ValueError(f"got {n}; allowed: counts of 1 or more")
+            _each_in_range(v, 1, None, "counts of 1 or more")
         return v
 
     @field_validator("data_len")
     @classmethod
     def _data_len(cls, v: list[int]) -> list[int]:
-        for n in v:
-            if not 4 <= n <= 2**27:
-                raise ValueError(f"got {n}; allowed: data lengths of 4..134217728 bytes")
-        return v
+        return _each_in_range(v, 4, 2**27, "data lengths of 4..134217728 bytes")
 
     @field_validator("latency_count")
     @classmethod
     def _latency_count(cls, v: list[int]) -> list[int]:
-        for n in v:
-            if n < 1:
-                raise ValueError(f"got {n}; allowed: latency counts of 1 or more")
-        return v
+        return _each_in_range(v, 1, None, "latency counts of 1 or more")
 
     @field_validator("num_iter")
     @classmethod
