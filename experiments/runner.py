@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments import agents as agents_mod
-from experiments import matrix, provenance, results, tables
+from experiments import matrix, provenance, results, tables, udpstats
 from experiments.progress import Progress
 from experiments.resources import ResourceSampler
 from experiments.scenario import Scenario, validate
@@ -289,6 +289,8 @@ class CampaignRunner:
                 specs = agents_mod.build(cfg, host_ip, work / "agents")
                 # Subscribers first: publishers wait for all of them anyway.
                 specs.sort(key=lambda s: (not s.name.startswith("sub"), s.name))
+                agent_hosts = sorted({s.host for s in specs})
+                udp_before = udpstats.read(net, agent_hosts)
                 prog.set_phase(f"starting {len(specs)} agents")
                 out["commands"] = {s.name: {"host": s.host, "argv": s.argv} for s in specs}
                 t_start = time.monotonic()
@@ -307,6 +309,13 @@ class CampaignRunner:
                 timed_out = self._wait(procs, deadline, prog, work / "agents",
                                        show_discovery=cfg["agent"] != "ddsperf")
                 out["agents_s"] = round(time.monotonic() - t_start, 3)
+                out["udp"] = udpstats.delta(udp_before, udpstats.read(net, agent_hosts))
+                drops = sum(c["RcvbufErrors"] for c in out["udp"].values())
+                if drops:
+                    recv = sum(c["InDatagrams"] for c in out["udp"].values())
+                    prog.log(f"{cfg['run_id']}: {drops} datagrams dropped at full socket "
+                             f"receive buffers ({100 * drops / max(recv + drops, 1):.2f}% of "
+                             "those that reached the hosts; manifest: udp)")
                 if timed_out:
                     out["timed_out"] = timed_out
             finally:

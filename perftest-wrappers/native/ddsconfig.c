@@ -31,6 +31,13 @@ const char *pt_mode_description(const pt_options_t *o)
                       : "data: unicast; discovery: multicast SPDP only (AllowMulticast=spdp)";
 }
 
+double pt_heartbeat_interval_s(const pt_options_t *o)
+{
+  double p = (double)(o->num_pubs + o->num_subs);
+  double hb = p * p / 7500.0;
+  return hb < 1.0 ? 1.0 : hb > 3.0 ? 3.0 : hb;
+}
+
 const char *pt_config_xml(const pt_options_t *o)
 {
   xml_len = 0;
@@ -51,11 +58,23 @@ const char *pt_config_xml(const pt_options_t *o)
     add("</Peers>");
   }
   add("</Discovery><Internal>");
-  /* Many participants: discovery is all-to-all reliable SEDP, whose writers heartbeat every
-     HeartbeatInterval (100 ms) to every peer that has not acknowledged yet; with ~150
-     processes on 2 cores that traffic alone saturates the CPU. 1 s keeps it bounded. */
+  /* Many participants: discovery is all-to-all, and each of a participant's five reliable
+     built-in writers (SEDP publications and subscriptions, participant messages, the two
+     type-lookup writers) heartbeats to all its P-1 peers once per HeartbeatInterval for as
+     long as peers keep appearing (Cyclone resets the heartbeat back-off on every new match).
+     With unicast SEDP that is 5 P (P-1) / interval datagrams per second, and as many
+     ACKNACKs: at P = 150 and Cyclone's 100 ms, 1.1 M/s, far beyond 2 cores. The interval
+     grows with P^2 so the rate stays near 5 x 7500 / s: 1 s up to P = 86, 3 s at P = 150
+     (measured, 75 + 75 on 2 cores: discovery median 51-74 s with 1 s, 30-34 s with 3 s). */
   bool large = o->num_pubs + o->num_subs > PT_LARGE_TEST;
-  if (large) add("<HeartbeatInterval>1s</HeartbeatInterval>");
+  if (large) add("<HeartbeatInterval>%.2fs</HeartbeatInterval>", pt_heartbeat_interval_s(o));
+  /* Large tests: 4 MiB socket receive buffers (Cyclone asks 1 MiB). With 150 processes on 2
+     cores a receive thread waits long for a CPU, and 2 MiB buffers dropped ~18% of all
+     datagrams at the sockets during discovery (UdpRcvbufErrors, measured): each lost SPDP
+     or SEDP message then cost a heartbeat or SPDP period, up to 25 s. 4 MiB (8 MiB granted)
+     dropped < 0.1%. "max" asks without requiring: net.core.rmem_max caps it, see
+     pt_rcvbuf_warning. */
+  if (large) add("<SocketReceiveBufferSize max=\"%dB\"/>", PT_LARGE_RCVBUF);
   long long whc = 0;
   if (o->send_queue_size > 0)
     whc = (long long)o->send_queue_size * o->data_len;
@@ -92,6 +111,24 @@ const char *pt_config_xml(const pt_options_t *o)
   return xml;
 }
 
+void pt_rcvbuf_warning(const pt_options_t *o)
+{
+  if (o->num_pubs + o->num_subs <= PT_LARGE_TEST) return;
+  FILE *f = fopen("/proc/sys/net/core/rmem_max", "r");
+  long long rmem_max = -1;
+  if (f != NULL) {
+    if (fscanf(f, "%lld", &rmem_max) != 1) rmem_max = -1;
+    fclose(f);
+  }
+  if (rmem_max >= 0 && rmem_max < PT_LARGE_RCVBUF)
+    fprintf(stderr,
+            "config: warning: net.core.rmem_max is %lld bytes, so socket receive buffers get "
+            "%lld bytes instead of %d (%d asked for this large test, doubled by the kernel); "
+            "under load datagrams will be dropped at the sockets (UdpRcvbufErrors). Raise it "
+            "with: sysctl -w net.core.rmem_max=%d\n",
+            rmem_max, 2 * rmem_max, 2 * PT_LARGE_RCVBUF, PT_LARGE_RCVBUF, PT_LARGE_RCVBUF);
+}
+
 void pt_apply_config(const pt_options_t *o)
 {
   const char *mine = pt_config_xml(o);
@@ -104,6 +141,7 @@ void pt_apply_config(const pt_options_t *o)
   fprintf(stderr, "config: agent Cyclone XML: %s\n", mine);
   if (user && *user)
     fprintf(stderr, "config: user CYCLONEDDS_URI applied after the agent's (it overrides): %s\n", user);
+  pt_rcvbuf_warning(o);
   setenv("CYCLONEDDS_URI", uri, 1);
   free(uri);
 }

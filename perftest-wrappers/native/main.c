@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dds/dds.h"
 #include "dds/version.h"
@@ -962,6 +963,17 @@ int main(int argc, char **argv)
   create_participant();
   int rc = opt.pub ? run_publisher() : run_subscriber();
   fflush(stdout);
+  if (opt.num_pubs + opt.num_subs > PT_LARGE_TEST) {
+    /* Large test: the results are printed and the FINISHED exchange is over, so leave
+       without Cyclone's orderly teardown. With 150 processes on 2 cores dds_delete took
+       2.5-5 s per process (measured: writer linger, disposes to every peer, thread joins,
+       all waiting for a CPU), only to tell peers that are leaving too; they drop this
+       participant by its lease. Small tests delete the participant as usual. */
+    fprintf(stderr, "%s %d: exit %d after %.2f s (large test: DDS teardown skipped)\n", role(),
+            my_id(), rc, since_start());
+    fflush(stderr);
+    _exit(rc);
+  }
   dds_delete(dp);
   fprintf(stderr, "%s %d: exit %d after %.2f s\n", role(), my_id(), rc, since_start());
   return rc;

@@ -111,6 +111,10 @@ def _check_complete_run(run_dir: Path) -> None:
                 assert cfg["execution_time"] - 3 <= len(secs) <= cfg["execution_time"] + 2
             if cfg["execution_time"]:
                 assert sum(r["samples"] for r in thr if r["subscriber"] == j) > 0
+    # Every agent host's UDP counters: the agents' datagrams arrived, socket drops counted.
+    assert set(man["udp"]) == set(cfg["placement"].values())
+    for counters in man["udp"].values():
+        assert counters["InDatagrams"] > 0 and counters["RcvbufErrors"] >= 0
     res = pq.read_table(run_dir / "tables" / "resources.parquet").to_pylist()
     assert {r["process"] for r in res} == set(procs)
     assert all(r["rss_bytes"] > 0 for r in res)

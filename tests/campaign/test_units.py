@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from experiments import agents, matrix, placement, results, tables
+from experiments import agents, matrix, placement, results, tables, udpstats
 from experiments.scenario import Placement, parse, validate
 from mcastlab import paths
 
@@ -267,3 +267,19 @@ def test_changed_scenario_is_not_resumed(tmp_path: Path) -> None:
     assert _same_config(tmp_path / "config.json", {**cfg, "scenario": "/abs/a.toml"})
     assert not _same_config(tmp_path / "config.json", {**cfg, "execution_time": 30})
     assert not _same_config(tmp_path / "missing.json", cfg)
+
+
+def test_udp_counters_parse_and_delta() -> None:
+    text = ("Ip: Forwarding DefaultTTL\nIp: 1 64\n"
+            "Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors "
+            "InCsumErrors IgnoredMulti MemErrors\n"
+            "Udp: 1000 3 40 900 37 0 0 12 0\n"
+            "UdpLite: InDatagrams NoPorts\nUdpLite: 0 0\n")
+    c = udpstats.parse_snmp_udp(text)
+    assert c["InDatagrams"] == 1000 and c["RcvbufErrors"] == 37 and c["IgnoredMulti"] == 12
+    assert udpstats.parse_snmp_udp("Udp: InDatagrams\n") == {}
+    later = {**c, "InDatagrams": 1500, "RcvbufErrors": 40}
+    d = udpstats.delta({"h1": c}, {"h1": later, "h2": later})
+    assert list(d) == ["h1"]  # a host read only once has no change to report
+    assert d["h1"]["InDatagrams"] == 500 and d["h1"]["RcvbufErrors"] == 3
+    assert d["h1"]["SndbufErrors"] == 0
