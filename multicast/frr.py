@@ -61,7 +61,9 @@ class FrrPim(Daemon):
         self.pid_path = wd / f"frr_{node}_pimd.pid"
         self.zebra_conf = wd / f"frr_{node}_zebra.conf"
         self.zebra_log = wd / f"frr_{node}_zebra.log"
+        self.vtysh_dir = wd / f"frr_{node}_vtysh"
         self.zebra: subprocess.Popen | None = None
+        self.vtysh_error: str | None = None  # why the last vtysh query gave nothing
 
     # --- config -----------------------------------------------------------------------
     def variables(self) -> dict[str, str]:
@@ -109,6 +111,9 @@ class FrrPim(Daemon):
             raise RuntimeError(f"{self.node}: cannot create {RUN_DIR}: {res.stderr.strip()}")
         text = (TEMPLATE_DIR / "frr_zebra.conf.tmpl").read_text()
         self.zebra_conf.write_text(text.replace("$node", self.node))
+        self.vtysh_dir.mkdir(exist_ok=True)
+        text = (TEMPLATE_DIR / "frr_vtysh.conf.tmpl").read_text()
+        (self.vtysh_dir / "vtysh.conf").write_text(text.replace("$node", self.node))
         with open(self.zebra_log, "w") as log:
             self.zebra = self.net.popen(self.node, self.zebra_argv(), stdout=log,
                                         stderr=subprocess.STDOUT)
@@ -129,6 +134,8 @@ class FrrPim(Daemon):
         if not self.running():
             return f"FRR zebra/pimd not running (see {self.log_path}, {self.zebra_log})"
         st = self.state()
+        if self.vtysh_error:
+            return self.vtysh_error
         lacking = []
         for intf, peer in self._p2p_peers().items():
             if not st["neighbors"].get(intf):
@@ -157,9 +164,15 @@ class FrrPim(Daemon):
 
     # --- state ------------------------------------------------------------------------
     def vtysh(self, command: str) -> str:
-        res = self.net.run(self.node, [*_ENV, str(VTYSH), "--vty_socket", RUN_DIR, "-d", "pimd",
+        res = self.net.run(self.node, [*_ENV, str(VTYSH), "--vty_socket", RUN_DIR,
+                                       "--config_dir", str(self.vtysh_dir), "-d", "pimd",
                                        "-c", command], timeout=10)
-        return res.stdout if res.returncode == 0 else ""
+        if res.returncode != 0 or (not res.stdout.strip() and res.stderr.strip()):
+            self.vtysh_error = (f"vtysh -c '{command}' on {self.node} failed (exit "
+                                f"{res.returncode}): {res.stderr.strip()[-300:]}")
+            return ""
+        self.vtysh_error = None
+        return res.stdout
 
     def vtysh_json(self, command: str) -> dict[str, Any]:
         try:
