@@ -38,6 +38,20 @@ double pt_heartbeat_interval_s(const pt_options_t *o)
   return hb < 1.0 ? 1.0 : hb > 3.0 ? 3.0 : hb;
 }
 
+double pt_spdp_interval_s(const pt_options_t *o)
+{
+  if (o->spdp_interval > 0) return o->spdp_interval;
+  /* Large tests: under the load of discovery the sockets drop datagrams (~20% of them with
+     150 processes on 2 cores, UdpRcvbufErrors); a participant that lost both a peer's
+     multicast announcement and its unicast reply learns of it only at the peer's next
+     periodic SPDP, 30 s later by default: measured, 3 subscribers stuck at 74 of 75
+     publishers for 15 s. Every 10 s bounds that wait for little traffic (P announcements
+     per 10 s). Larger socket buffers avoided the drops but processing every datagram made
+     discovery slower (75 + 75 unicast, discovery max over 4 runs each: 36-51 s with 4 MiB,
+     32-38 s with Cyclone's 1 MiB and a 10 s SPDP interval). */
+  return o->num_pubs + o->num_subs > PT_LARGE_TEST ? 10.0 : 0.0;
+}
+
 const char *pt_config_xml(const pt_options_t *o)
 {
   xml_len = 0;
@@ -49,7 +63,8 @@ const char *pt_config_xml(const pt_options_t *o)
   if (o->nic[0]) add("<Interfaces><NetworkInterface address=\"%s\"/></Interfaces>", o->nic);
   add("</General><Discovery>");
   add("<LeaseDuration>%gs</LeaseDuration>", o->lease_duration);
-  if (o->spdp_interval > 0) add("<SPDPInterval>%gs</SPDPInterval>", o->spdp_interval);
+  double spdp = pt_spdp_interval_s(o);
+  if (spdp > 0) add("<SPDPInterval>%gs</SPDPInterval>", spdp);
   if (o->npeers > 0) {
     add("<ParticipantIndex>auto</ParticipantIndex>");
     add("<MaxAutoParticipantIndex>%d</MaxAutoParticipantIndex>", o->max_participant_index);
@@ -68,13 +83,6 @@ const char *pt_config_xml(const pt_options_t *o)
      (measured, 75 + 75 on 2 cores: discovery median 51-74 s with 1 s, 30-34 s with 3 s). */
   bool large = o->num_pubs + o->num_subs > PT_LARGE_TEST;
   if (large) add("<HeartbeatInterval>%.2fs</HeartbeatInterval>", pt_heartbeat_interval_s(o));
-  /* Large tests: 4 MiB socket receive buffers (Cyclone asks 1 MiB). With 150 processes on 2
-     cores a receive thread waits long for a CPU, and 2 MiB buffers dropped ~18% of all
-     datagrams at the sockets during discovery (UdpRcvbufErrors, measured): each lost SPDP
-     or SEDP message then cost a heartbeat or SPDP period, up to 25 s. 4 MiB (8 MiB granted)
-     dropped < 0.1%. "max" asks without requiring: net.core.rmem_max caps it, see
-     pt_rcvbuf_warning. */
-  if (large) add("<SocketReceiveBufferSize max=\"%dB\"/>", PT_LARGE_RCVBUF);
   long long whc = 0;
   if (o->send_queue_size > 0)
     whc = (long long)o->send_queue_size * o->data_len;
@@ -111,24 +119,6 @@ const char *pt_config_xml(const pt_options_t *o)
   return xml;
 }
 
-void pt_rcvbuf_warning(const pt_options_t *o)
-{
-  if (o->num_pubs + o->num_subs <= PT_LARGE_TEST) return;
-  FILE *f = fopen("/proc/sys/net/core/rmem_max", "r");
-  long long rmem_max = -1;
-  if (f != NULL) {
-    if (fscanf(f, "%lld", &rmem_max) != 1) rmem_max = -1;
-    fclose(f);
-  }
-  if (rmem_max >= 0 && rmem_max < PT_LARGE_RCVBUF)
-    fprintf(stderr,
-            "config: warning: net.core.rmem_max is %lld bytes, so socket receive buffers get "
-            "%lld bytes instead of %d (%d asked for this large test, doubled by the kernel); "
-            "under load datagrams will be dropped at the sockets (UdpRcvbufErrors). Raise it "
-            "with: sysctl -w net.core.rmem_max=%d\n",
-            rmem_max, 2 * rmem_max, 2 * PT_LARGE_RCVBUF, PT_LARGE_RCVBUF, PT_LARGE_RCVBUF);
-}
-
 void pt_apply_config(const pt_options_t *o)
 {
   const char *mine = pt_config_xml(o);
@@ -141,7 +131,6 @@ void pt_apply_config(const pt_options_t *o)
   fprintf(stderr, "config: agent Cyclone XML: %s\n", mine);
   if (user && *user)
     fprintf(stderr, "config: user CYCLONEDDS_URI applied after the agent's (it overrides): %s\n", user);
-  pt_rcvbuf_warning(o);
   setenv("CYCLONEDDS_URI", uri, 1);
   free(uri);
 }

@@ -11,11 +11,9 @@ const char *pt_config_xml(const pt_options_t *o);
    participants: grows with the square of their number, 1 s to 3 s (see ddsconfig.c). */
 double pt_heartbeat_interval_s(const pt_options_t *o);
 
-/* Socket receive buffer asked for in large tests (the kernel doubles it). */
-#define PT_LARGE_RCVBUF (4 * 1024 * 1024)
-
-/* Large test and net.core.rmem_max below PT_LARGE_RCVBUF: one warning line on stderr. */
-void pt_rcvbuf_warning(const pt_options_t *o);
+/* Cyclone SPDPInterval (seconds; 0 = Cyclone's default): -spdpInterval, else 10 s in large
+   tests (see ddsconfig.c). */
+double pt_spdp_interval_s(const pt_options_t *o);
 
 /* Sets CYCLONEDDS_URI to "<agent xml>,<user's CYCLONEDDS_URI>" so that the user's
    settings, applied last, override the agent's; prints both on stderr. */

@@ -67,7 +67,7 @@ static void usage(void)
          "  -domain N -latencyTest -noPrintIntervals -outputFormat csv|json|legacy -cpu\n"
          "  -latencyFile F -batchSize B -sendQueueSize N -keyed -instances N\n"
          "mcastlab extensions: -discoveryTimeout S (120) -finishTimeout S (10)\n"
-         "  -leaseDuration S (30) -spdpInterval S (Cyclone default) -maxParticipantIndex N\n"
+         "  -leaseDuration S (30) -spdpInterval S (30; 10 in large tests) -maxParticipantIndex N\n"
          "  -noPrintConfig\n"
          "See perftest-wrappers/native/README.md.\n",
          prog);
