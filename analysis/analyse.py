@@ -37,6 +37,7 @@ class Pair:
         default_factory=dict
     )
     wire: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> wire_* means
+    not_compared: dict[str, str] = field(default_factory=dict)  # metric -> why not
 
     @property
     def label(self) -> str:
@@ -108,6 +109,18 @@ def _pairs(runs: pd.DataFrame) -> list[Pair]:
     return out
 
 
+def _why_not_compared(pair: Pair, samples: dict, metric: str) -> str:
+    """Why one metric of a pair has no comparison: a mode without runs, or too few samples."""
+    absent = [m for m in MODES if not pair.runs.get(m)]
+    if absent:
+        return f"no complete {' or '.join(absent)} run"
+    counts = ", ".join(f"{m} {samples[m][metric].n}" for m in MODES)
+    why = f"too few samples: {counts}, at least 2 per mode needed"
+    if metric == "latency":
+        why += "; publisher 0 pings once every latencyCount samples, so run longer"
+    return why
+
+
 def analyse(
     campaign: Campaign,
     *,
@@ -141,6 +154,7 @@ def analyse(
                     names=MODES, alpha=alpha, n_boot=n_boot, rng=rng,
                 )
             else:
+                pair.not_compared[metric] = _why_not_compared(pair, samples, metric)
                 for m, s in have.items():
                     pair.singles.setdefault(m, {})[metric] = dominance.describe_single(
                         s, alpha=alpha, n_boot=n_boot, rng=rng

@@ -21,7 +21,10 @@ WIRE_PANELS = (
     "wire_nack_storms_per_s",
     "wire_flooded_frames_per_s",
     "wire_ip_fragments_per_s",
+    "wire_packets_per_s",
+    "wire_socket_drop_share",
 )
+SHARE_PANELS = ("wire_meta_share", "wire_socket_drop_share")
 LOG_SPAN = 30.0  # use a log axis when the visible range spans more than this factor
 X_RANGE = (0.0005, 0.9995)  # percentiles shown on the x axis
 
@@ -112,9 +115,11 @@ def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
                 label=f"{mode} (n={summary.n:,}; band ±{eps:.2g})")
     comp = pair.comparisons.get(metric)
     title = pair.label
-    missing = [m for m in MODES if m not in curves]
-    if comp is None and missing and metric != "per_subscriber":
-        title += f": not compared (no complete {' or '.join(missing)} run)"
+    if comp is None and metric != "per_subscriber":
+        title += ": not compared"
+        missing = [m for m in MODES if m not in curves]
+        if missing:
+            title += f" ({' and '.join(missing)}: fewer than 2 samples)"
     if comp is not None:
         title += f": {comp.verdict}"
         for c in comp.crossovers:
@@ -179,7 +184,7 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
         paths = _save(fig, out_dir, "wire_metrics" + _suffix(analysis, group))
         plt.close(fig)
         return paths
-    fig, axes = plt.subplots(2, 3, figsize=(11, 5.6), squeeze=False)
+    fig, axes = plt.subplots(2, 4, figsize=(14, 5.6), squeeze=False)
     for ax, key in zip(axes.flat, WIRE_PANELS, strict=True):
         label = WIRE_EVIDENCE[key][0]
         for mode in MODES:
@@ -198,15 +203,16 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
         ax.set_xlabel("participants (publishers = subscribers)")
         top = max((float(np.nanmax(line.get_ydata())) for line in ax.get_lines()), default=0.0)
         ax.set_ylim(0, top * 1.15 if top > 0 else 1.0)
-        if key == "wire_meta_share":
+        if key in SHARE_PANELS:
             ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:.0%}"))
         else:
             ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: _short_number(v)))
         ax.grid(True, alpha=0.3)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper right", ncol=2, fontsize=8)
-    fig.suptitle(f"Wire evidence from the captures vs participant count ({group}); "
-                 "mean over repetitions; counts per second of capture", fontsize=9, x=0.4)
+    fig.suptitle(f"Wire evidence vs participant count ({group}): captures (counts per second "
+                 "of capture) and the hosts' UDP counters (socket drops); mean over repetitions",
+                 fontsize=9, x=0.45)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     paths = _save(fig, out_dir, "wire_metrics" + _suffix(analysis, group))
     plt.close(fig)

@@ -143,7 +143,8 @@ def load_campaign(path: str | Path) -> Campaign:
         if not manifest_path.exists():
             skipped.append((run_id, "no manifest.json (run incomplete)"))
             continue
-        status = _read_json(manifest_path).get("status")
+        manifest = _read_json(manifest_path)
+        status = manifest.get("status")
         if status != "complete":
             skipped.append((run_id, f"manifest status {status!r}"))
             continue
@@ -170,6 +171,7 @@ def load_campaign(path: str | Path) -> Campaign:
             "latency_samples": len(lat),
         }
         row.update(_wire_row(run_dir / "wire" / "summary.json"))
+        row["wire_socket_drop_share"] = socket_drop_share(manifest.get("udp"))
         rows.append(row)
         lat_parts.append(lat[["sample", "latency_us"]])
         thr_parts.append(thr[list(THROUGHPUT_COLUMNS)])
@@ -193,6 +195,23 @@ def load_campaign(path: str | Path) -> Campaign:
         throughput=throughput,
         skipped=skipped,
     )
+
+
+def socket_drop_share(udp: object) -> float:
+    """Share of the datagrams reaching the agents' hosts that the kernel dropped because a
+    socket's receive buffer was full (manifest ``udp``; NaN for runs recorded without it).
+
+    >>> socket_drop_share({"h1": {"InDatagrams": 90, "RcvbufErrors": 10}})
+    0.1
+    """
+    if not isinstance(udp, dict) or not udp:
+        return np.nan
+    got = drops = 0
+    for counters in udp.values():
+        if isinstance(counters, dict):
+            got += int(counters.get("InDatagrams", 0))
+            drops += int(counters.get("RcvbufErrors", 0))
+    return drops / (got + drops) if got + drops else np.nan
 
 
 def _wire_row(path: Path) -> dict:

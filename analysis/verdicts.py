@@ -20,6 +20,8 @@ WIRE_EVIDENCE = {
     "wire_flooded_frames_per_s": ("flooded frames per s", "count", 1.0),
     "wire_ip_fragments_per_s": ("IP fragments per s", "count", 1.0),
     "wire_packets_per_s": ("packets per s", "count", 1.0),
+    # Not from the capture: the hosts' kernel UDP counters (manifest "udp").
+    "wire_socket_drop_share": ("datagrams dropped at full sockets", "{:.2%}", 0.001),
 }
 SIMILAR = 1.25  # below this ratio the wire metrics are called alike
 
@@ -41,6 +43,7 @@ TABLE_EVIDENCE = (
     "wire_acknack_per_reader_per_s",
     "wire_flooded_frames_per_s",
     "wire_ip_fragments_per_s",
+    "wire_socket_drop_share",
 )
 
 
@@ -68,10 +71,11 @@ def fmt_pct(effect: tuple[float, float, float]) -> str:
     return f"{est:+.1f}% [{lo:+.1f}, {hi:+.1f}]"
 
 
-def verdict_cell(comp: dominance.Comparison | None, unit: str) -> str:
-    """'multicast dominates (sup-band test, p<0.001; median −12.0% [...])' and crossings."""
+def verdict_cell(comp: dominance.Comparison | None, unit: str, why_not: str = "") -> str:
+    """'multicast dominates (sup-band test, p<0.001; median −12.0% [...])' and crossings;
+    without a comparison, 'not compared (<why_not>)'."""
     if comp is None:
-        return "not compared (one mode missing)"
+        return f"not compared ({why_not or 'one mode missing'})"
     text = comp.verdict
     if comp.crossovers:
         parts = []
@@ -126,14 +130,15 @@ def dominant_wire_difference(pair: Pair) -> tuple[str, float] | None:
     return (best[0], best[1]) if best else None
 
 
-def _metric_phrase(comp: dominance.Comparison | None, metric: str, unit: str) -> str:
+def _metric_phrase(comp: dominance.Comparison | None, metric: str, unit: str,
+                   why_not: str = "") -> str:
     word = {
         "latency": ("lower latency", "latency"),
         "throughput": ("higher throughput", "throughput"),
     }
     good, noun = word[metric]
     if comp is None:
-        return f"{noun} was not compared"
+        return f"{noun} was not compared ({why_not})" if why_not else f"{noun} was not compared"
     med = comp.effects["median"][0]
     if comp.winner:
         other = next(n for n in comp.names if n != comp.winner)
@@ -149,7 +154,8 @@ def _metric_phrase(comp: dominance.Comparison | None, metric: str, unit: str) ->
 def sentence(pair: Pair) -> str:
     """One sentence naming the dominant difference between the two modes at this count."""
     phrases = [
-        _metric_phrase(pair.comparisons.get(m), m, unit) for m, (_, unit, _) in METRICS.items()
+        _metric_phrase(pair.comparisons.get(m), m, unit, pair.not_compared.get(m, ""))
+        for m, (_, unit, _) in METRICS.items()
     ]
     text = f"At {pair.label}, " + phrases[0] + "; " + phrases[1] + "."
     dom = dominant_wire_difference(pair)
@@ -177,7 +183,7 @@ def verdict_table(analysis: Analysis) -> pd.DataFrame:
         for metric, (_, unit, _) in METRICS.items():
             comp = pair.comparisons.get(metric)
             row[f"{metric} verdict"] = comp.verdict if comp else "not compared"
-            row[f"{metric} test"] = verdict_cell(comp, unit)
+            row[f"{metric} test"] = verdict_cell(comp, unit, pair.not_compared.get(metric, ""))
         row["wire evidence"] = wire_cell(pair)
         row["explanation"] = sentence(pair)
         rows.append(row)

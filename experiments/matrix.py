@@ -72,7 +72,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
                 "reliable": rel == "reliable",
                 "data_len": dlen,
                 "latency_count": lcount,
-                "execution_time": m.execution_time,
+                "execution_time": m.execution_time_of(pubs, subs),
                 "num_iter": m.iterations(test),
                 "test": test,
                 "warmup_samples": m.warmup_samples,

@@ -99,6 +99,10 @@ class Agent(_Strict):
         return v
 
 
+def _count_order(key: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in key.split("x"))
+
+
 def _each_in_range(values: list[int], low: int, high: int | None, allowed: str) -> list[int]:
     """Raise naming the first value outside low..high (high None: unbounded)."""
     for n in values:
@@ -128,6 +132,10 @@ class Matrix(_Strict):
     # Run length: execution_time seconds, or num_iter samples when execution_time is 0;
     # num_iter may differ per test: {throughput = 1000000, latency = 5000}.
     execution_time: int = Field(default=60, ge=0)
+    # Longer (or shorter) runs for some counts, keyed "N" (publishers = subscribers = N) or
+    # "PxS": at 75x75 publisher 0 sends a few thousand samples in 30 s on 2 cores, so with
+    # latencyCount 1000 a run needs minutes to give more than a couple of pings.
+    execution_time_by_count: dict[str, int] = Field(default_factory=dict)
     num_iter: int | dict[Literal["throughput", "latency"], int] | None = None
     repetitions: int = Field(default=1, ge=1)
     # Latency samples discarded from the start of latency.parquet (warm-up / primer).
@@ -182,11 +190,30 @@ class Matrix(_Strict):
             raise ValueError("give participants, or both publishers and subscribers")
         elif len(self.publishers) != len(self.subscribers):
             raise ValueError("publishers and subscribers must have the same length (paired)")
+        pairs = self.count_pairs()
+        keys = {f"{p}x{q}" for p, q in pairs} | {str(p) for p, q in pairs if p == q}
+        for key, secs in self.execution_time_by_count.items():
+            if key not in keys:
+                raise ValueError(f"execution_time_by_count: no count {key!r} in the matrix; "
+                                 f"allowed: {', '.join(sorted(keys, key=_count_order))}")
+            if secs < 1:
+                raise ValueError(f"execution_time_by_count.{key}: got {secs}; allowed: 1 or "
+                                 "more seconds")
         if self.execution_time == 0:
             for t in self.tests:
                 if self.iterations(t) is None:
                     raise ValueError(f"execution_time 0 needs num_iter for test {t!r}")
         return self
+
+    def execution_time_of(self, publishers: int, subscribers: int) -> int:
+        """The run length of one count pair (execution_time_by_count, else execution_time)."""
+        by = self.execution_time_by_count
+        key = f"{publishers}x{subscribers}"
+        if key in by:
+            return by[key]
+        if publishers == subscribers and str(publishers) in by:
+            return by[str(publishers)]
+        return self.execution_time
 
     def count_pairs(self) -> list[tuple[int, int]]:
         if self.participants is not None:

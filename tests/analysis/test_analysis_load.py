@@ -91,3 +91,32 @@ def _patch(path: Path, **changes) -> None:
     data = json.loads(path.read_text())
     data.update(changes)
     path.write_text(json.dumps(data))
+
+
+def test_socket_drops_from_the_manifest(small: Path):
+    """The hosts' UDP counters (manifest "udp") give the share of datagrams dropped at full
+    socket buffers; runs recorded without them give NaN."""
+    rid = "lan-rel-100B-3x3-multicast-r0"
+    path = small / rid / "manifest.json"
+    man = json.loads(path.read_text())
+    man["udp"] = {"h1": {"InDatagrams": 700, "RcvbufErrors": 100},
+                  "h2": {"InDatagrams": 200, "RcvbufErrors": 0}}
+    path.write_text(json.dumps(man))
+    runs = load_campaign(small).runs.set_index("run_id")
+    assert runs.at[rid, "wire_socket_drop_share"] == pytest.approx(0.1)
+    assert runs["wire_socket_drop_share"].drop(rid).isna().all()
+
+
+def test_too_few_latency_samples_are_named_not_compared(small: Path):
+    from analysis.analyse import analyse
+    from analysis.verdicts import verdict_table
+
+    rid = "lan-rel-100B-3x3-multicast-r0"
+    path = small / rid / "tables" / "latency.parquet"
+    pd.read_parquet(path).head(1).to_parquet(path, index=False)
+    table = verdict_table(analyse(load_campaign(small), n_boot=49)).set_index("participants")
+    row = table.loc["3×3"]
+    assert row["latency verdict"] == "not compared"
+    assert "too few samples: unicast 100, multicast 1" in row["latency test"]
+    assert "run longer" in row["explanation"]
+    assert table.loc["1×1", "latency verdict"] != "not compared"

@@ -60,6 +60,9 @@ CASES = [
     ("unknown-capture-point", GOOD + '[capture]\npoints = ["s1-eth9"]\n', "capture.points",
      ["'s1-eth9'", "allowed: h1-eth0", "s1-eth4"]),
     ("toml-syntax", GOOD + "[matrix\n", "(syntax)", ["not valid TOML"]),
+    ("duration-for-absent-count",
+     _edit("execution_time = 5", 'execution_time = 5\nexecution_time_by_count = { "7" = 60 }'),
+     "matrix", ["execution_time_by_count", "'7'", "allowed: 1, 1x1"]),
 ]
 
 

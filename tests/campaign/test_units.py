@@ -49,6 +49,20 @@ def test_seed003_quick_is_the_study_matrix() -> None:
     # 75 x 75 on 4 hosts: 38 / 38 / 37 / 37 processes.
     big = next(r for r in runs if r["publishers"] == 75)
     assert sorted(placement.per_host(big["placement"]).values()) == [37, 37, 38, 38]
+    # Longer runs where publisher 0 would otherwise ping only once or twice.
+    secs = {r["publishers"]: r["execution_time"] for r in runs}
+    assert secs == {1: 30, 3: 30, 10: 30, 25: 30, 50: 60, 75: 240}
+    quick, qspecs = validate(path, check_machine=False, quick=True)
+    assert {r["execution_time"] for r in matrix.expand(quick, _hosts(quick, qspecs))} == {10}
+
+
+def test_execution_time_by_count_keys() -> None:
+    from experiments.scenario import Matrix
+
+    m = Matrix(publishers=[1, 4], subscribers=[1, 8], execution_time=20,
+               execution_time_by_count={"1": 5, "4x8": 90})
+    assert (m.execution_time_of(1, 1), m.execution_time_of(4, 8)) == (5, 90)
+    assert m.execution_time_of(2, 2) == 20
 
 
 def test_seed004_variants_and_quick() -> None:
