@@ -142,8 +142,10 @@ def _metric_phrase(comp: dominance.Comparison | None, metric: str, unit: str,
     med = comp.effects["median"][0]
     if comp.winner:
         other = next(n for n in comp.names if n != comp.winner)
-        return (f"{comp.winner} has {good} than {other} across the distribution "
-                f"(median {med:+.0f}% for multicast)")
+        # Dominance means significantly better somewhere and significantly worse nowhere,
+        # not better everywhere: the median can even move slightly the other way.
+        return (f"{comp.winner} has {good} than {other} (significantly in part of the "
+                f"distribution, nowhere significantly worse; median {med:+.0f}% for multicast)")
     if comp.verdict == dominance.CROSSING:
         c = comp.crossovers[0]
         return (f"the {noun} curves cross at {fmt_value(c.x, unit)}: {c.below} is better below "
