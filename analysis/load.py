@@ -172,6 +172,7 @@ def load_campaign(path: str | Path) -> Campaign:
         }
         row.update(_wire_row(run_dir / "wire" / "summary.json"))
         row["wire_socket_drop_share"] = socket_drop_share(manifest.get("udp"))
+        row["wire_capture_drop_share"] = capture_drop_share(manifest.get("capture_drops"))
         rows.append(row)
         lat_parts.append(lat[["sample", "latency_us"]])
         thr_parts.append(thr[list(THROUGHPUT_COLUMNS)])
@@ -212,6 +213,24 @@ def socket_drop_share(udp: object) -> float:
             got += int(counters.get("InDatagrams", 0))
             drops += int(counters.get("RcvbufErrors", 0))
     return drops / (got + drops) if got + drops else np.nan
+
+
+def capture_drop_share(capture_drops: object) -> float:
+    """Share of the packets tcpdump's filter received that the kernel dropped before they
+    were written (manifest ``capture_drops``, every capture point); where it is not small
+    the capture-based wire figures undercount. NaN for runs without that record.
+
+    >>> capture_drop_share({"h1-eth0": {"received": 200, "dropped": 50}})
+    0.25
+    """
+    if not isinstance(capture_drops, dict) or not capture_drops:
+        return np.nan
+    received = dropped = 0
+    for stats in capture_drops.values():
+        if isinstance(stats, dict):
+            received += int(stats.get("received") or 0)
+            dropped += int(stats.get("dropped") or 0)
+    return dropped / received if received else np.nan
 
 
 def _wire_row(path: Path) -> dict:

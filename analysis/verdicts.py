@@ -24,6 +24,8 @@ WIRE_EVIDENCE = {
     "wire_socket_drop_share": ("datagrams dropped at full sockets", "{:.2%}", 0.001),
 }
 SIMILAR = 1.25  # below this ratio the wire metrics are called alike
+# Above this share of packets lost by tcpdump, the wire evidence carries a warning.
+CAPTURE_DROP_WARNING = 0.01
 
 
 def fmt_wire(key: str, value: float) -> str:
@@ -114,7 +116,14 @@ def wire_cell(pair: Pair) -> str:
             continue
         shown = [fmt_wire(key, v) for v in vals]
         parts.append(f"{label} {shown[0]} → {shown[1]}")
-    return "; ".join(parts) + " (unicast → multicast)"
+    text = "; ".join(parts) + " (unicast → multicast)"
+    lost = [pair.wire.get(m, {}).get("wire_capture_drop_share", float("nan"))
+            for m in ("unicast", "multicast")]
+    if any(math.isfinite(v) and v > CAPTURE_DROP_WARNING for v in lost):
+        shown = [f"{v:.0%}" if math.isfinite(v) else "n/a" for v in lost]
+        text += (f"; the capture lost {shown[0]} → {shown[1]} of its packets in the kernel, "
+                 "so the capture-based figures undercount (manifest capture_drops)")
+    return text
 
 
 def dominant_wire_difference(pair: Pair) -> tuple[str, float] | None:

@@ -330,6 +330,11 @@ class CampaignRunner:
                         out["capture_drops"] = capture_handle.stop()
                     except Exception as exc:
                         out["capture_error"] = f"{type(exc).__name__}: {exc}"
+                    for point, st in (out.get("capture_drops") or {}).items():
+                        if st.get("dropped"):
+                            prog.log(f"{cfg['run_id']}: capture {point} lost {st['dropped']} of "
+                                     f"{st.get('received')} packets in the kernel; its wire "
+                                     "tables undercount (manifest: capture_drops)")
                 with contextlib.suppress(Exception):
                     results.atomic_write_json(work / "logs" / "multicast_state_after.json",
                                               net.multicast_state())

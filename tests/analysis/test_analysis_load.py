@@ -107,6 +107,29 @@ def test_socket_drops_from_the_manifest(small: Path):
     assert runs["wire_socket_drop_share"].drop(rid).isna().all()
 
 
+def test_capture_drops_warn_in_the_wire_evidence(small: Path):
+    """Packets tcpdump lost in the kernel (manifest "capture_drops") give a share per run,
+    and above 1% the verdict table's wire evidence says the capture figures undercount."""
+    from analysis.analyse import analyse
+    from analysis.verdicts import verdict_table
+
+    rid = "lan-rel-100B-3x3-unicast-r0"
+    path = small / rid / "manifest.json"
+    man = json.loads(path.read_text())
+    man["capture_drops"] = {"h1-eth0": {"received": 1000, "dropped": 420},
+                            "h2-eth0": {"received": 1000, "dropped": None}}
+    path.write_text(json.dumps(man))
+    campaign = load_campaign(small)
+    runs = campaign.runs.set_index("run_id")
+    assert runs.at[rid, "wire_capture_drop_share"] == pytest.approx(0.21)
+    table = verdict_table(analyse(campaign, n_boot=49)).set_index("participants")
+    wire = table.loc["3×3", "wire evidence"]
+    if wire == "no capture":
+        pytest.skip("fixture campaign without wire tables")
+    assert "the capture lost 21% → " in wire and "undercount" in wire
+    assert "capture lost" not in table.loc["1×1", "wire evidence"]
+
+
 def test_too_few_latency_samples_are_named_not_compared(small: Path):
     from analysis.analyse import analyse
     from analysis.verdicts import verdict_table
