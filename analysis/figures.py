@@ -10,7 +10,7 @@ import numpy as np
 
 from analysis import stats
 from analysis.analyse import METRICS, MODES, Analysis, Pair
-from analysis.verdicts import WIRE_EVIDENCE
+from analysis.verdicts import CAPTURE_DROP_WARNING, WIRE_EVIDENCE
 
 COLORS = {"unicast": "#0072B2", "multicast": "#D55E00"}  # colour-blind safe pair
 STYLES = {"unicast": "-", "multicast": "--"}
@@ -171,6 +171,11 @@ def ecdf_grid(analysis: Analysis, group: str, metric: str, out_dir: Path) -> lis
     return paths
 
 
+def _capture_lossy(wire: dict[str, float]) -> bool:
+    share = wire.get("wire_capture_drop_share", np.nan)
+    return math.isfinite(share) and share > CAPTURE_DROP_WARNING
+
+
 def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
     """Wire metrics (from the captures) vs participant count, one line per mode."""
     plt = _plt()
@@ -185,6 +190,7 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
         plt.close(fig)
         return paths
     fig, axes = plt.subplots(2, 4, figsize=(14, 5.6), squeeze=False)
+    any_lossy = False
     for ax, key in zip(axes.flat, WIRE_PANELS, strict=True):
         label = WIRE_EVIDENCE[key][0]
         for mode in MODES:
@@ -194,6 +200,17 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
                 xs, ys = zip(*sorted(pts), strict=True)
                 ax.plot(xs, ys, marker="o", color=COLORS[mode], linestyle=STYLES[mode], label=mode,
                         clip_on=False)
+            if key == "wire_socket_drop_share":  # from the UDP counters, not the capture
+                continue
+            # Hollow markers: tcpdump lost packets there, so the capture figure undercounts.
+            lossy = [(p.subscribers, p.wire[mode].get(key, np.nan)) for p in pairs
+                     if mode in p.wire and _capture_lossy(p.wire[mode])]
+            lossy = [(n, v) for n, v in lossy if math.isfinite(v)]
+            if lossy:
+                any_lossy = True
+                xs, ys = zip(*sorted(lossy), strict=True)
+                ax.plot(xs, ys, marker="o", markerfacecolor="white", color=COLORS[mode],
+                        linestyle="none", clip_on=False, zorder=3)
         ax.set_title(label)
         ax.set_xscale("log")
         counts = sorted({p.subscribers for p in pairs})
@@ -209,11 +226,15 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
             ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: _short_number(v)))
         ax.grid(True, alpha=0.3)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper right", ncol=2, fontsize=8)
+    if any_lossy:
+        handles.append(plt.Line2D([], [], marker="o", markerfacecolor="white", color="grey",
+                                  linestyle="none"))
+        labels.append(f"capture lost > {CAPTURE_DROP_WARNING:.0%} of packets (undercounts)")
+    fig.legend(handles, labels, loc="lower center", ncol=len(handles), fontsize=8)
     fig.suptitle(f"Wire evidence vs participant count ({group}): captures (counts per second "
                  "of capture) and the hosts' UDP counters (socket drops); mean over repetitions",
-                 fontsize=9, x=0.45)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
+                 fontsize=9)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.97))
     paths = _save(fig, out_dir, "wire_metrics" + _suffix(analysis, group))
     plt.close(fig)
     return paths

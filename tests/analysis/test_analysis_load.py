@@ -122,12 +122,18 @@ def test_capture_drops_warn_in_the_wire_evidence(small: Path):
     campaign = load_campaign(small)
     runs = campaign.runs.set_index("run_id")
     assert runs.at[rid, "wire_capture_drop_share"] == pytest.approx(0.21)
-    table = verdict_table(analyse(campaign, n_boot=49)).set_index("participants")
+    analysis = analyse(campaign, n_boot=49)
+    table = verdict_table(analysis).set_index("participants")
     wire = table.loc["3×3", "wire evidence"]
     if wire == "no capture":
         pytest.skip("fixture campaign without wire tables")
     assert "the capture lost 21% → " in wire and "undercount" in wire
     assert "capture lost" not in table.loc["1×1", "wire evidence"]
+    # The wire figure draws those points hollow.
+    from analysis.figures import _capture_lossy
+    lossy = {(p.subscribers, m) for p in analysis.pairs for m, w in p.wire.items()
+             if _capture_lossy(w)}
+    assert lossy == {(3, "unicast")}
 
 
 def test_too_few_latency_samples_are_named_not_compared(small: Path):
