@@ -10,7 +10,7 @@ import numpy as np
 
 from analysis import stats
 from analysis.analyse import METRICS, MODES, Analysis, Pair
-from analysis.verdicts import CAPTURE_DROP_WARNING, WIRE_EVIDENCE
+from analysis.verdicts import CAPTURE_DROP_WARNING, WIRE_EVIDENCE, capture_lossy
 
 COLORS = {"unicast": "#0072B2", "multicast": "#D55E00"}  # colour-blind safe pair
 STYLES = {"unicast": "-", "multicast": "--"}
@@ -171,11 +171,6 @@ def ecdf_grid(analysis: Analysis, group: str, metric: str, out_dir: Path) -> lis
     return paths
 
 
-def _capture_lossy(wire: dict[str, float]) -> bool:
-    share = wire.get("wire_capture_drop_share", np.nan)
-    return math.isfinite(share) and share > CAPTURE_DROP_WARNING
-
-
 def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
     """Wire metrics (from the captures) vs participant count, one line per mode."""
     plt = _plt()
@@ -194,21 +189,19 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
     for ax, key in zip(axes.flat, WIRE_PANELS, strict=True):
         label = WIRE_EVIDENCE[key][0]
         for mode in MODES:
-            pts = [(p.subscribers, p.wire[mode].get(key, np.nan)) for p in pairs if mode in p.wire]
-            pts = [(n, v) for n, v in pts if math.isfinite(v)]
+            pts = sorted((p.subscribers, p.wire[mode].get(key, np.nan), capture_lossy(p.wire[mode]))
+                         for p in pairs if mode in p.wire)
+            pts = [pt for pt in pts if math.isfinite(pt[1])]
             if pts:
-                xs, ys = zip(*sorted(pts), strict=True)
+                xs, ys, _ = zip(*pts, strict=True)
                 ax.plot(xs, ys, marker="o", color=COLORS[mode], linestyle=STYLES[mode], label=mode,
                         clip_on=False)
-            if key == "wire_socket_drop_share":  # from the UDP counters, not the capture
-                continue
-            # Hollow markers: tcpdump lost packets there, so the capture figure undercounts.
-            lossy = [(p.subscribers, p.wire[mode].get(key, np.nan)) for p in pairs
-                     if mode in p.wire and _capture_lossy(p.wire[mode])]
-            lossy = [(n, v) for n, v in lossy if math.isfinite(v)]
+            # Hollow markers: tcpdump lost packets there, so the capture figure undercounts
+            # (socket drops come from the UDP counters, not the capture).
+            lossy = [(n, v) for n, v, bad in pts if bad and key != "wire_socket_drop_share"]
             if lossy:
                 any_lossy = True
-                xs, ys = zip(*sorted(lossy), strict=True)
+                xs, ys = zip(*lossy, strict=True)
                 ax.plot(xs, ys, marker="o", markerfacecolor="white", color=COLORS[mode],
                         linestyle="none", clip_on=False, zorder=3)
         ax.set_title(label)

@@ -198,6 +198,15 @@ def load_campaign(path: str | Path) -> Campaign:
     )
 
 
+def _totals(records: object, *keys: str) -> list[int] | None:
+    """Each key summed over a manifest record keyed by host or capture point (missing or
+    null values count 0); None when the record is absent or empty."""
+    if not isinstance(records, dict) or not records:
+        return None
+    return [sum(int(r.get(k) or 0) for r in records.values() if isinstance(r, dict))
+            for k in keys]
+
+
 def socket_drop_share(udp: object) -> float:
     """Share of the datagrams reaching the agents' hosts that the kernel dropped because a
     socket's receive buffer was full (manifest ``udp``; NaN for runs recorded without it).
@@ -205,14 +214,11 @@ def socket_drop_share(udp: object) -> float:
     >>> socket_drop_share({"h1": {"InDatagrams": 90, "RcvbufErrors": 10}})
     0.1
     """
-    if not isinstance(udp, dict) or not udp:
+    totals = _totals(udp, "InDatagrams", "RcvbufErrors")
+    if not totals or not sum(totals):
         return np.nan
-    got = drops = 0
-    for counters in udp.values():
-        if isinstance(counters, dict):
-            got += int(counters.get("InDatagrams", 0))
-            drops += int(counters.get("RcvbufErrors", 0))
-    return drops / (got + drops) if got + drops else np.nan
+    got, drops = totals
+    return drops / (got + drops)
 
 
 def capture_drop_share(capture_drops: object) -> float:
@@ -223,14 +229,11 @@ def capture_drop_share(capture_drops: object) -> float:
     >>> capture_drop_share({"h1-eth0": {"received": 200, "dropped": 50}})
     0.25
     """
-    if not isinstance(capture_drops, dict) or not capture_drops:
+    totals = _totals(capture_drops, "received", "dropped")
+    if not totals or not totals[0]:
         return np.nan
-    received = dropped = 0
-    for stats in capture_drops.values():
-        if isinstance(stats, dict):
-            received += int(stats.get("received") or 0)
-            dropped += int(stats.get("dropped") or 0)
-    return dropped / received if received else np.nan
+    received, dropped = totals
+    return dropped / received
 
 
 def _wire_row(path: Path) -> dict:

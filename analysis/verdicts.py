@@ -28,6 +28,12 @@ SIMILAR = 1.25  # below this ratio the wire metrics are called alike
 CAPTURE_DROP_WARNING = 0.01
 
 
+def capture_lossy(wire: dict[str, float]) -> bool:
+    """Whether one mode's capture lost enough packets that its wire figures undercount."""
+    share = wire.get("wire_capture_drop_share", math.nan)
+    return math.isfinite(share) and share > CAPTURE_DROP_WARNING
+
+
 def fmt_wire(key: str, value: float) -> str:
     """Format one wire metric; counts become 1.7M, 935k, 12."""
     if not math.isfinite(value):
@@ -117,9 +123,9 @@ def wire_cell(pair: Pair) -> str:
         shown = [fmt_wire(key, v) for v in vals]
         parts.append(f"{label} {shown[0]} → {shown[1]}")
     text = "; ".join(parts) + " (unicast → multicast)"
-    lost = [pair.wire.get(m, {}).get("wire_capture_drop_share", float("nan"))
-            for m in ("unicast", "multicast")]
-    if any(math.isfinite(v) and v > CAPTURE_DROP_WARNING for v in lost):
+    if any(capture_lossy(w) for w in pair.wire.values()):
+        lost = [pair.wire.get(m, {}).get("wire_capture_drop_share", math.nan)
+                for m in ("unicast", "multicast")]
         shown = [f"{v:.0%}" if math.isfinite(v) else "n/a" for v in lost]
         text += (f"; the capture lost {shown[0]} → {shown[1]} of its packets in the kernel, "
                  "so the capture-based figures undercount (manifest capture_drops)")

@@ -58,8 +58,10 @@ class Daemon:
         return False
 
     # --- common -----------------------------------------------------------------------
-    def render(self) -> str:
-        text = (TEMPLATE_DIR / self.template).read_text()
+    def render(self, template: str | None = None) -> str:
+        """This daemon's config from its template (or another of its templates in
+        multicast/, e.g. a companion daemon's) and ``variables()``."""
+        text = (TEMPLATE_DIR / (template or self.template)).read_text()
         return Template(text).substitute(self.variables())
 
     def start(self) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mcastlab.paths import DEPS_DIR
-from multicast.daemon import TEMPLATE_DIR, ConfigError, Daemon
+from multicast.daemon import ConfigError, Daemon
 
 # Debian marks frr and pimd as conflicting (installing frr removes pimd), so setup.sh
 # unpacks frr's .deb into .deps/frr, like smcroute; a system-wide FRR is used otherwise.
@@ -109,11 +109,9 @@ class FrrPim(Daemon):
         res = self.net.run(self.node, ["mkdir", "-p", RUN_DIR])
         if res.returncode != 0:
             raise RuntimeError(f"{self.node}: cannot create {RUN_DIR}: {res.stderr.strip()}")
-        text = (TEMPLATE_DIR / "frr_zebra.conf.tmpl").read_text()
-        self.zebra_conf.write_text(text.replace("$node", self.node))
+        self.zebra_conf.write_text(self.render("frr_zebra.conf.tmpl"))
         self.vtysh_dir.mkdir(exist_ok=True)
-        text = (TEMPLATE_DIR / "frr_vtysh.conf.tmpl").read_text()
-        (self.vtysh_dir / "vtysh.conf").write_text(text.replace("$node", self.node))
+        (self.vtysh_dir / "vtysh.conf").write_text(self.render("frr_vtysh.conf.tmpl"))
         with open(self.zebra_log, "w") as log:
             self.zebra = self.net.popen(self.node, self.zebra_argv(), stdout=log,
                                         stderr=subprocess.STDOUT)

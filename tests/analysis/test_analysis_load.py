@@ -130,9 +130,9 @@ def test_capture_drops_warn_in_the_wire_evidence(small: Path):
     assert "the capture lost 21% → " in wire and "undercount" in wire
     assert "capture lost" not in table.loc["1×1", "wire evidence"]
     # The wire figure draws those points hollow.
-    from analysis.figures import _capture_lossy
+    from analysis.verdicts import capture_lossy
     lossy = {(p.subscribers, m) for p in analysis.pairs for m, w in p.wire.items()
-             if _capture_lossy(w)}
+             if capture_lossy(w)}
     assert lossy == {(3, "unicast")}
 
 
