@@ -49,7 +49,7 @@ double pt_spdp_interval_s(const pt_options_t *o)
      per 10 s). Larger socket buffers avoided the drops but processing every datagram made
      discovery slower (75 + 75 unicast, discovery max over 4 runs each: 36-51 s with 4 MiB,
      32-38 s with Cyclone's 1 MiB and a 10 s SPDP interval). */
-  return o->num_pubs + o->num_subs > PT_LARGE_TEST ? 10.0 : 0.0;
+  return pt_large_test(o) ? 10.0 : 0.0;
 }
 
 const char *pt_config_xml(const pt_options_t *o)
@@ -81,7 +81,7 @@ const char *pt_config_xml(const pt_options_t *o)
      ACKNACKs: at P = 150 and Cyclone's 100 ms, 1.1 M/s, far beyond 2 cores. The interval
      grows with P^2 so the rate stays near 5 x 7500 / s: 1 s up to P = 86, 3 s at P = 150
      (measured, 75 + 75 on 2 cores: discovery median 51-74 s with 1 s, 30-34 s with 3 s). */
-  bool large = o->num_pubs + o->num_subs > PT_LARGE_TEST;
+  bool large = pt_large_test(o);
   if (large) add("<HeartbeatInterval>%.2fs</HeartbeatInterval>", pt_heartbeat_interval_s(o));
   long long whc = 0;
   if (o->send_queue_size > 0)

@@ -963,7 +963,7 @@ int main(int argc, char **argv)
   create_participant();
   int rc = opt.pub ? run_publisher() : run_subscriber();
   fflush(stdout);
-  if (opt.num_pubs + opt.num_subs > PT_LARGE_TEST) {
+  if (pt_large_test(&opt)) {
     /* Large test: the results are printed and the FINISHED exchange is over, so leave
        without Cyclone's orderly teardown. With 150 processes on 2 cores dds_delete took
        2.5-5 s per process (measured: writer linger, disposes to every peer, thread joins,

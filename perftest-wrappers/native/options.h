@@ -45,6 +45,13 @@ typedef struct {
   bool print_config;         /* -noPrintConfig clears it */
 } pt_options_t;
 
+/* More than PT_LARGE_TEST participants: the scale settings apply (heartbeat and SPDP
+   intervals, no DDS teardown at exit). */
+static inline bool pt_large_test(const pt_options_t *o)
+{
+  return o->num_pubs + o->num_subs > PT_LARGE_TEST;
+}
+
 /* Parses argv; on error prints one line to stderr and exits with status 2.
    "-help" prints usage and exits 0. */
 void pt_parse_options(int argc, char **argv, pt_options_t *o);
