@@ -90,6 +90,10 @@ def build(cfg: dict[str, Any], host_ip: dict[str, str], agents_dir: Path) -> lis
                     argv += ["-executionTime", str(cfg["execution_time"])]
                 if cfg.get("num_iter"):
                     argv += ["-numIter", str(cfg["num_iter"])]
+                if cfg.get("pub_rate"):
+                    # Sleep, not Perftest's default spin: 75 spinning publishers would
+                    # saturate the testbed's cores by themselves.
+                    argv += ["-pubRate", f"{cfg['pub_rate']}:sleep"]
             if lat is not None:
                 argv += ["-latencyFile", str(lat)]
             argv += list(cfg.get("agent_extra_args", []))

@@ -128,6 +128,9 @@ void pt_apply_config(const pt_options_t *o)
   if (uri == NULL) abort();
   snprintf(uri, n, "%s%s%s", mine, (user && *user) ? "," : "", (user && *user) ? user : "");
   fprintf(stderr, "config: %s\n", pt_mode_description(o));
+  if (o->pub && o->pub_rate > 0)
+    fprintf(stderr, "config: publication rate %lld samples/s (%s; no batching)\n", o->pub_rate,
+            o->pub_rate_sleep ? "sleep" : "spin");
   fprintf(stderr, "config: agent Cyclone XML: %s\n", mine);
   if (user && *user)
     fprintf(stderr, "config: user CYCLONEDDS_URI applied after the agent's (it overrides): %s\n", user);

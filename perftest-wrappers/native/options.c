@@ -66,6 +66,7 @@ static void usage(void)
          "  -multicast -multicastAddr A -nic IP|-allowInterfaces IP -peer ADDR (repeatable)\n"
          "  -domain N -latencyTest -noPrintIntervals -outputFormat csv|json|legacy -cpu\n"
          "  -latencyFile F -batchSize B -sendQueueSize N -keyed -instances N\n"
+         "  -pubRate N[:spin|:sleep] (samples/s per publisher; spin by default, as Perftest)\n"
          "mcastlab extensions: -discoveryTimeout S (120) -finishTimeout S (10)\n"
          "  -leaseDuration S (30) -spdpInterval S (30; 10 in large tests) -maxParticipantIndex N\n"
          "  -noPrintConfig\n"
@@ -137,6 +138,19 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
     else if (VALUE("-batchSize")) o->batch_size = (int)to_int("-batchSize", v, 0, 64 * 1024 * 1024);
     else if (VALUE("-sendQueueSize")) o->send_queue_size = (int)to_int("-sendQueueSize", v, 1, 100000000);
     else if (FLAG("-keyed")) o->keyed = true;
+    else if (VALUE("-pubRate")) {
+      /* Perftest: -pubRate <samples/s>[:spin|:sleep], spin by default. */
+      char num[32];
+      const char *colon = strchr(v, ':');
+      size_t len = colon ? (size_t)(colon - v) : strlen(v);
+      if (len == 0 || len >= sizeof num) die("invalid value '%s' for -pubRate: must be N[:spin|:sleep]%s", v, "");
+      memcpy(num, v, len);
+      num[len] = '\0';
+      o->pub_rate = to_int("-pubRate", num, 1, 10000000);
+      if (colon == NULL || strcasecmp(colon + 1, "spin") == 0) o->pub_rate_sleep = false;
+      else if (strcasecmp(colon + 1, "sleep") == 0) o->pub_rate_sleep = true;
+      else die("invalid method in -pubRate %s: allowed spin, sleep%s", v, "");
+    }
     else if (VALUE("-instances")) o->instances = (int)to_int("-instances", v, 1, 100000000);
     else if (VALUE("-discoveryTimeout")) o->discovery_timeout = to_dbl("-discoveryTimeout", v, 0.1, 1e6);
     else if (VALUE("-finishTimeout")) o->finish_timeout = to_dbl("-finishTimeout", v, 0.1, 1e6);
@@ -152,6 +166,8 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
 
   if (o->pub == o->sub) die("exactly one of -pub and -sub is required%s%s", "", "");
   if (o->pub && sid_set) die("-sidMultiSubTest is a subscriber option (given with -pub)%s%s", "", "");
+  if (o->sub && o->pub_rate > 0) die("-pubRate is a publisher option (given with -sub)%s%s", "", "");
+  if (o->latency_test && o->pub_rate > 0) die("-pubRate cannot be used with -latencyTest%s%s", "", "");
   if (o->sub && pid_set) die("-pidMultiPubTest is a publisher option (given with -sub)%s%s", "", "");
   if (o->pid >= o->num_pubs) {
     char b[64];
@@ -174,6 +190,8 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
      batching, a datagram is sent when full (MaxMessageSize) -- batch_size stays -1. Latency
      test and samples above 4096 B: no batching. Pings are flushed at once in every case. */
   if (o->batch_size < 0 && (o->latency_test || o->data_len * 2 > 8192)) o->batch_size = 0;
+  /* Paced publishers send each sample when it is due: a batch would hold it back. */
+  if (o->batch_size < 0 && o->pub_rate > 0) o->batch_size = 0;
   if (o->npeers > 0 && o->max_participant_index < 0)
     o->max_participant_index = (o->num_pubs + o->num_subs) > 120 ? 120 : (o->num_pubs + o->num_subs);
 }

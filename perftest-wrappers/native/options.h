@@ -36,6 +36,8 @@ typedef struct {
   int send_queue_size;       /* -1 = not given */
   bool keyed;
   int instances;
+  long long pub_rate;         /* -pubRate N: samples/s per publisher, 0 = as fast as possible */
+  bool pub_rate_sleep;       /* -pubRate N:sleep (default spin, as Perftest) */
   /* mcastlab extensions */
   double discovery_timeout;  /* -discoveryTimeout S */
   double finish_timeout;     /* -finishTimeout S */
