@@ -35,13 +35,15 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     seen: set[str] = set()
     axes = itertools.product(
         topo_params.items(), variants.items(), m.tests, m.reliability, m.data_len, m.latency_count,
-        m.count_pairs(), m.modes, m.discovery, range(1, m.repetitions + 1),
+        m.pub_rate, m.count_pairs(), m.modes, m.discovery, range(1, m.repetitions + 1),
     )
+    paced = any(m.pub_rate)
     for point in axes:
-        (tname, tparams), (pname, pl), test, rel, dlen, lcount, (pubs, subs) = point[:7]
-        mode, disc, rep = point[7:]
+        (tname, tparams), (pname, pl), test, rel, dlen, lcount, rate = point[:7]
+        (pubs, subs), mode, disc, rep = point[7:]
         if test == "latency":
             lcount = 1  # -latencyTest: every sample is a round trip
+            rate = 0  # and it paces itself: one round trip at a time
         if mode == "multicast":
             disc = "spdp-multicast"  # multicast data implies multicast discovery
         parts = [sc.topology.name, "rel" if rel == "reliable" else "be", _size(dlen)]
@@ -49,6 +51,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
             parts.insert(1, "rtt")
         if len(m.latency_count) > 1:
             parts.append(f"lc{lcount}")
+        if paced:
+            parts.append(f"rate{rate}" if rate else "unpaced")
         if tname:
             parts.append(tname)
         if pname:
@@ -74,6 +78,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
                 "latency_count": lcount,
                 "execution_time": m.execution_time_of(pubs, subs),
                 "num_iter": m.iterations(test),
+                "pub_rate": rate,
                 "test": test,
                 "warmup_samples": m.warmup_samples,
                 "repetition": rep,

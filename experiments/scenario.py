@@ -138,6 +138,10 @@ class Matrix(_Strict):
     execution_time_by_count: dict[str, int] = Field(default_factory=dict)
     num_iter: int | dict[Literal["throughput", "latency"], int] | None = None
     repetitions: int = Field(default=1, ge=1)
+    # Offered load: samples/s per publisher (Perftest -pubRate), 0 = as fast as the
+    # testbed allows (the study's setting). A paced load below the testbed's capacity keeps
+    # a run network-bound (see [fidelity]).
+    pub_rate: list[int] = Field(default_factory=lambda: [0])
     # Latency samples discarded from the start of latency.parquet (warm-up / primer).
     warmup_samples: int = Field(default=0, ge=0)
     placements: list[str] | None = None
@@ -155,6 +159,13 @@ class Matrix(_Strict):
     @classmethod
     def _data_len(cls, v: list[int]) -> list[int]:
         return _each_in_range(v, 4, 2**27, "data lengths of 4..134217728 bytes")
+
+    @field_validator("pub_rate")
+    @classmethod
+    def _pub_rate(cls, v: list[int]) -> list[int]:
+        if not v:
+            raise ValueError("empty list; allowed: at least one rate")
+        return _each_in_range(v, 0, 10_000_000, "0 (unpaced) or 1..10000000 samples/s")
 
     @field_validator("latency_count")
     @classmethod
