@@ -84,16 +84,25 @@ def cmd_status(args: argparse.Namespace) -> int:
     counts = {k: sum(1 for r in st["runs"] if r["status"] == k)
               for k in ("complete", "incomplete", "failed")}
     table = Table(title=f"campaign {st['campaign']} ({st['scenario']})")
-    for col in ("run", "status", "attempts", "duration", "reason"):
+    for col in ("run", "status", "fidelity", "attempts", "duration", "reason"):
         table.add_column(col)
     style = {"complete": "green", "incomplete": "yellow", "failed": "red"}
     for r in st["runs"]:
         d = r.get("duration_s")
-        table.add_row(r["id"], f"[{style[r['status']]}]{r['status']}[/]", str(r["attempts"]),
+        fid = r.get("fidelity") or {}
+        bound = {"network": "[green]network[/]", "host": "[red]host-bound[/]"}.get(
+            fid.get("bound", ""), "")
+        table.add_row(r["id"], f"[{style[r['status']]}]{r['status']}[/]", bound,
+                      str(r["attempts"]),
                       f"{d:.0f} s" if isinstance(d, int | float) else "",
                       (r.get("reason") or "")[:80])
     console = Console()
     console.print(table)
     console.print(f"{counts['complete']} complete, {counts['incomplete']} incomplete, "
                   f"{counts['failed']} failed of {len(st['runs'])}")
+    host = [r for r in st["runs"] if (r.get("fidelity") or {}).get("bound") == "host"]
+    if host:
+        console.print(f"[red]{len(host)} run(s) host-bound[/] (the testbed, not the network, "
+                      "limited them): " + "; ".join(
+                          f"{r['id']}: {', '.join(r['fidelity']['reasons'])}" for r in host[:3]))
     return 0

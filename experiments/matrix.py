@@ -92,6 +92,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
                 "placement": placement_mod.place(pl, hosts[tname], pubs, subs),
                 "timing": sc.timing.model_dump(),
                 "capture": sc.capture.model_dump(),
+                "fidelity": sc.fidelity.model_dump(),
                 "resources": sc.resources,
             }
         )

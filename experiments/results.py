@@ -171,6 +171,9 @@ def campaign_status(root: Path) -> dict[str, Any]:
                 "publishers": r.get("config", {}).get("publishers"),
                 "subscribers": r.get("config", {}).get("subscribers"),
                 "duration_s": man.get("duration_s"),
+                # {"bound": "network" | "host", "reasons", "metrics", ...}; None for runs
+                # made before the fidelity monitor (experiments/fidelity.py).
+                "fidelity": man.get("fidelity"),
             }
         )
     return {"campaign": idx.get("campaign"), "scenario": idx.get("scenario"), "runs": runs}

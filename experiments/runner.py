@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments import agents as agents_mod
-from experiments import matrix, provenance, results, tables, udpstats
+from experiments import fidelity, matrix, provenance, results, tables, udpstats
 from experiments.progress import Progress
 from experiments.resources import ResourceSampler
 from experiments.scenario import Scenario, validate
@@ -268,6 +268,8 @@ class CampaignRunner:
         files: list[Any] = []
         exit_codes: dict[str, int | None] = {}
         capture_handle = None
+        monitor: fidelity.Monitor | None = None
+        t_rows0 = time.monotonic()
         out: dict[str, Any] = {}
         spec = self.specs[cfg["topology_variant"]]
         with topologies.build(spec, workdir=work / "logs") as net:
@@ -291,6 +293,10 @@ class CampaignRunner:
                 specs.sort(key=lambda s: (not s.name.startswith("sub"), s.name))
                 agent_hosts = sorted({s.host for s in specs})
                 udp_before = udpstats.read(net, agent_hosts)
+                monitor = fidelity.Monitor(
+                    net, agent_hosts, work / "logs",
+                    fidelity.Thresholds.from_dict(cfg.get("fidelity")),
+                    cgroups=getattr(net, "cpu_stat_files", dict)())
                 prog.set_phase(f"starting {len(specs)} agents")
                 out["commands"] = {s.name: {"host": s.host, "argv": s.argv} for s in specs}
                 t_start = time.monotonic()
@@ -304,10 +310,12 @@ class CampaignRunner:
                     if cfg["resources"]:
                         sampler.add(p.pid, s.name, s.host)
                 sampler.start()
+                t_rows0 = time.monotonic()
                 deadline = t_start + (cfg["execution_time"] or 0) + timing["run_timeout"]
                 prog.set_phase("running")
                 timed_out = self._wait(procs, deadline, prog, work / "agents",
-                                       show_discovery=cfg["agent"] != "ddsperf")
+                                       show_discovery=cfg["agent"] != "ddsperf",
+                                       monitor=monitor)
                 out["agents_s"] = round(time.monotonic() - t_start, 3)
                 out["udp"] = udpstats.delta(udp_before, udpstats.read(net, agent_hosts))
                 drops = sum(c["RcvbufErrors"] for c in out["udp"].values())
@@ -319,6 +327,9 @@ class CampaignRunner:
                 if timed_out:
                     out["timed_out"] = timed_out
             finally:
+                if monitor is not None:
+                    monitor.close_window()
+                    monitor.stop_samplers()
                 self._stop_procs(procs)
                 sampler.stop()
                 for f in files:
@@ -341,6 +352,13 @@ class CampaignRunner:
                 prog.set_phase("tearing down")
         out["exit_codes"] = exit_codes
         out["resource_rows"] = sampler.rows
+        if monitor is not None:
+            out["fidelity"] = monitor.result(sampler.rows, t_rows0, cfg, work / "agents",
+                                             out.get("capture_drops"))
+            fid = out["fidelity"]
+            if fid["bound"] == "host":
+                prog.log(f"{cfg['run_id']}: HOST-BOUND, the testbed could not keep up: "
+                         + "; ".join(fid["reasons"]) + " (manifest: fidelity)")
         out["stderr_tails"] = {n: _tail(work / "agents" / f"{n}.stderr")
                                for n, c in exit_codes.items() if c != 0}
         out["throughput_rows"] = {}
@@ -370,22 +388,31 @@ class CampaignRunner:
         return cap.start(net, chosen, work / "pcaps", c["snaplen"], c["ring_files"], c["ring_mb"])
 
     def _wait(self, procs: dict[str, subprocess.Popen[bytes]], deadline: float,
-              prog: Progress, agents_dir: Path, show_discovery: bool = True) -> list[str]:
+              prog: Progress, agents_dir: Path, show_discovery: bool = True,
+              monitor: fidelity.Monitor | None = None) -> list[str]:
         """Wait for every process; returns the names still running at the deadline.
 
         The phase shows discovery (agents that matched all their peers, from their
-        stderr) until every agent has, then how many have finished.
+        stderr) until every agent has, then how many have finished. The fidelity
+        monitor's window opens when every agent matched (at once for agents that do not
+        report discovery) and closes when the first agent exits.
         """
         last = 0.0
         matched: set[str] = set()
+        if monitor is not None and not show_discovery:
+            monitor.open_window()
         while True:
             running = [n for n, p in procs.items() if p.poll() is None]
+            if monitor is not None and len(running) < len(procs):
+                monitor.close_window()
             if not running:
                 return []
             now = time.monotonic()
             if now >= deadline:
                 return running
-            if now - last > 5:
+            if monitor is not None and show_discovery and len(matched) == len(procs):
+                monitor.open_window()
+            if now - last > (1 if len(matched) < len(procs) else 5):
                 last = now
                 for n in (procs.keys() - matched) if show_discovery else ():
                     with contextlib.suppress(OSError):

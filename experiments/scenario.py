@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from experiments.fidelity import Thresholds
+
 MODES = ("unicast", "multicast")
 DISCOVERIES = ("spdp-multicast", "unicast-peers")
 RELIABILITIES = ("reliable", "best-effort")
@@ -274,6 +276,10 @@ class Capture(_Strict):
     ring_mb: int = Field(default=64, ge=1)
 
 
+class Fidelity(Thresholds):
+    """``[fidelity]``: thresholds beyond which a run is host-bound (experiments/fidelity.py)."""
+
+
 class Scenario(_Strict):
     campaign: Campaign
     topology: Topology
@@ -283,6 +289,7 @@ class Scenario(_Strict):
     placements: dict[str, Placement] | None = None
     timing: Timing = Field(default_factory=Timing)
     capture: Capture = Field(default_factory=Capture)
+    fidelity: Fidelity = Field(default_factory=Fidelity)
     resources: bool = True  # sample CPU and RSS of every agent process
     # `mcastlab run --quick`: overrides merged into the tables above (a short variant of
     # the campaign, used by tests); the campaign name gets a "-quick" suffix.
@@ -302,6 +309,7 @@ _ALLOWED_KEYS: dict[str, type[BaseModel]] = {
     "placement": Placement,
     "timing": Timing,
     "capture": Capture,
+    "fidelity": Fidelity,
     "quick": Scenario,
 }
 
