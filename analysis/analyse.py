@@ -37,12 +37,29 @@ class Pair:
         default_factory=dict
     )
     wire: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> wire_* means
+    # mode -> fidelity of each run ("network" | "host" | "unknown"), and the reasons of the
+    # host-bound ones ("<run id>: <reasons>")
+    fidelity: dict[str, list[str]] = field(default_factory=dict)
+    host_bound_reasons: list[str] = field(default_factory=list)
     not_compared: dict[str, str] = field(default_factory=dict)  # metric -> why not
 
     @property
     def label(self) -> str:
         base = f"{self.publishers}×{self.subscribers}"
         return f"{base} ({self.variant})" if self.variant else base
+
+    @property
+    def testbed_bound(self) -> bool:
+        """Some run of this pair was host-bound: the testbed, not the network, decided."""
+        return any(b == "host" for bounds in self.fidelity.values() for b in bounds)
+
+    @property
+    def fidelity_unknown(self) -> bool:
+        return any(b == "unknown" for bounds in self.fidelity.values() for b in bounds)
+
+    @property
+    def repetitions(self) -> dict[str, int]:
+        return {m: len(ids) for m, ids in self.runs.items()}
 
     @property
     def complete(self) -> bool:
@@ -139,6 +156,12 @@ def analyse(
         samples = {m: _samples(campaign, agg, ids) for m, ids in pair.runs.items() if ids}
         for m, ids in pair.runs.items():
             sel = campaign.runs[campaign.runs["run_id"].isin(ids)]
+            bounds = sel["fidelity_bound"]
+            pair.fidelity[m] = [str(b) for b in bounds]
+            pair.host_bound_reasons += [
+                f"{rid}: {why}" for rid, b, why in zip(
+                    sel["run_id"], bounds, sel["fidelity_reasons"], strict=True)
+                if b == "host"]
             if ids and sel["wire_available"].any():
                 pair.wire[m] = {c: float(sel[c].mean()) for c in wire_cols}
             if ids and samples[m]["per_subscriber"].n >= 2:
@@ -153,6 +176,8 @@ def analyse(
                     have["unicast"], have["multicast"], metric=metric, lower_is_better=lower,
                     names=MODES, alpha=alpha, n_boot=n_boot, rng=rng,
                 )
+                if pair.testbed_bound:
+                    pair.comparisons[metric].mark_testbed_bound(pair.host_bound_reasons)
             else:
                 pair.not_compared[metric] = _why_not_compared(pair, samples, metric)
                 for m, s in have.items():

@@ -33,6 +33,9 @@ from analysis import stats
 
 NO_DIFFERENCE = "no significant difference"
 CROSSING = "crossing"
+# A comparison with a run whose emulator could not keep up (experiments/fidelity.py): the
+# hosts' CPUs, not the network, shaped its figures, so it is no verdict on the modes.
+TESTBED_BOUND = "testbed-bound"
 
 
 def dominates(mode: str) -> str:
@@ -74,6 +77,20 @@ class Comparison:
     cdfs: dict[str, np.ndarray]
     diff: np.ndarray
     area: dict[str, float]  # integral of the better mode's advantage, per mode
+    # The test's own outcome, kept when `verdict` became TESTBED_BOUND (never reported as
+    # a verdict); and why the testbed bound the comparison.
+    test_outcome: str = ""
+    testbed_reasons: list[str] = field(default_factory=list)
+
+    def mark_testbed_bound(self, reasons: list[str]) -> None:
+        """No verdict: one of the compared runs was host-bound."""
+        self.test_outcome = self.test_outcome or self.verdict
+        self.verdict = TESTBED_BOUND
+        self.testbed_reasons = list(reasons)
+
+    @property
+    def testbed_bound(self) -> bool:
+        return self.verdict == TESTBED_BOUND
 
     @property
     def winner(self) -> str | None:

@@ -173,6 +173,7 @@ def load_campaign(path: str | Path) -> Campaign:
         row.update(_wire_row(run_dir / "wire" / "summary.json"))
         row["wire_socket_drop_share"] = socket_drop_share(manifest.get("udp"))
         row["wire_capture_drop_share"] = capture_drop_share(manifest.get("capture_drops"))
+        row.update(fidelity_row(manifest.get("fidelity")))
         rows.append(row)
         lat_parts.append(lat[["sample", "latency_us"]])
         thr_parts.append(thr[list(THROUGHPUT_COLUMNS)])
@@ -196,6 +197,17 @@ def load_campaign(path: str | Path) -> Campaign:
         throughput=throughput,
         skipped=skipped,
     )
+
+
+def fidelity_row(fid: object) -> dict[str, object]:
+    """``fidelity_bound`` (network | host | unknown) and ``fidelity_reasons`` of a run's
+    manifest ``fidelity`` record (experiments/fidelity.py); runs recorded before the
+    monitor existed are ``unknown``, never taken as network-bound."""
+    if not isinstance(fid, dict) or fid.get("bound") not in ("network", "host"):
+        return {"fidelity_bound": "unknown", "fidelity_reasons": ""}
+    reasons = fid.get("reasons") or []
+    return {"fidelity_bound": fid["bound"],
+            "fidelity_reasons": "; ".join(str(r) for r in reasons)}
 
 
 def _totals(records: object, *keys: str) -> list[int] | None:

@@ -56,6 +56,42 @@ def _img(rel: str, alt: str) -> str:
     return f"![{alt}]({rel})\n"
 
 
+def fidelity_summary(analysis: Analysis) -> str:
+    """The report's first paragraph: how many runs the testbed, not the network, bound,
+    and how many repetitions the verdicts rest on."""
+    runs = analysis.campaign.runs
+    bound = runs["fidelity_bound"]
+    n = len(runs)
+    host, unknown = int((bound == "host").sum()), int((bound == "unknown").sum())
+    lines = ["## Fidelity: did the testbed keep up?\n"]
+    if host:
+        where = sorted({p.label for p in analysis.pairs if p.testbed_bound},
+                       key=lambda s: int(s.split("×")[0]))
+        lines.append(
+            f"**{host} of {n} runs were host-bound**: the emulator's CPUs, not the network, "
+            f"limited them (socket drops, CPU pressure, late timers or a publication rate "
+            f"not reached; manifest `fidelity`). Comparisons with such a run are reported as "
+            f"*testbed-bound*, with their reasons, never as a verdict: {', '.join(where)}. "
+            "To measure the network there: fewer participants per core, a lower `pub_rate` "
+            "(offered load), CPU-limited hosts, or more machines.")
+    else:
+        lines.append(f"No run of the {n} was host-bound" + (
+            f" ({unknown} were recorded without the fidelity monitor: unknown)" if unknown
+            else "") + ".")
+    if unknown and host:
+        lines.append(f"{unknown} runs were recorded without the fidelity monitor (unknown).")
+    reps = sorted({min(p.repetitions.values()) for p in analysis.pairs if p.complete})
+    if reps == [1]:
+        lines.append("Each verdict rests on **one run per mode**: it is conditional on these "
+                     "runs, since run-to-run variation is not estimated; at least "
+                     f"{stats.MIN_REPETITIONS_AS_UNITS} repetitions make runs the resampled "
+                     "units.")
+    elif reps:
+        lines.append(f"Verdicts rest on {'–'.join(str(r) for r in (reps[0], reps[-1]))} "
+                     "runs per mode.")
+    return "\n".join(lines) + "\n"
+
+
 def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     start = time.perf_counter()
     fig_dir, tab_dir = out_dir / "figures", out_dir / "tables"
@@ -70,6 +106,7 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
         f" · {len(camp.runs)} complete runs · {n_lat:,} latency samples · "
         f"{len(camp.throughput):,} subscriber-seconds\n",
     ]
+    md.append(fidelity_summary(analysis))
     if camp.skipped:
         md.append("**Runs not analysed** (incomplete or failed): "
                   + "; ".join(f"`{r}` ({why})" for r, why in camp.skipped) + "\n")
@@ -83,7 +120,8 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
             f"## {group}: verdicts\n",
             "Each cell: verdict, crossover(s) if any, the test behind it, and multicast's "
             "change of the median relative to unicast with its 95% interval.\n",
-            to_markdown(sel[["participants", "latency test", "throughput test"]].rename(
+            to_markdown(sel[["participants", "fidelity", "runs per mode", "latency test",
+                             "throughput test"]].rename(
                 columns={"latency test": "latency (lower is better)",
                          "throughput test": "throughput (higher is better)"})),
             "\n### What the wire shows\n",
@@ -128,7 +166,8 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
                to_markdown(st.drop(columns="group") if st["group"].nunique() == 1 else st)]
     md += ["\n## Runs\n", to_markdown(camp.runs[["run_id", "group", "mode", "publishers",
                                                  "subscribers", "repetition",
-                                                 "latency_samples", "wire_available"]]),
+                                                 "latency_samples", "wire_available",
+                                                 "fidelity_bound", "fidelity_reasons"]]),
            "\nEvery table is also in `tables/` as CSV, Markdown and LaTeX; every figure in "
            "`figures/` as PDF and PNG.\n"]
     table_paths += _paper_inputs(analysis, tables, tab_dir)

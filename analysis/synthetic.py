@@ -101,9 +101,11 @@ def write_campaign(
     phi: float = 0.6,
     seed: int = 3,
     campaign: str = "synthetic",
+    host_bound: tuple[int, ...] = (),
 ) -> Path:
     """Write the campaign into ``out`` and return it. ``latency_samples`` overrides the count
-    per run (for the benchmark); otherwise it is ``seconds * pings_per_s``."""
+    per run (for the benchmark); otherwise it is ``seconds * pings_per_s``. Runs of the
+    counts in ``host_bound`` carry a host-bound fidelity record, the others network-bound."""
     rng = np.random.default_rng(seed)
     out.mkdir(parents=True, exist_ok=True)
     designs = designs or tuple(DESIGNS[i % len(DESIGNS)] for i in range(len(counts)))
@@ -123,7 +125,7 @@ def write_campaign(
                     "synthetic_design": design,
                 }
                 _write_run(out / run_id, cfg, design, rng, seconds, pings_per_s,
-                           latency_samples, phi)
+                           latency_samples, phi, n in host_bound)
                 index["runs"].append({"id": run_id, "status": "complete", "attempts": 1,
                                       "reason": "", "config": cfg})
     _write_json(out / "campaign.json", index)
@@ -139,6 +141,7 @@ def _write_run(
     pings_per_s: int,
     latency_samples: int | None,
     phi: float,
+    host_bound: bool = False,
 ) -> None:
     mode, n, run_id = cfg["mode"], cfg["subscribers"], cfg["run_id"]
     tables = run_dir / "tables"
@@ -174,5 +177,21 @@ def _write_run(
     _write_json(run_dir / "manifest.json", {
         "status": "complete", "git_revision": "synthetic", "git_dirty": False,
         "start": "2026-11-21T00:00:00Z", "end": "2026-11-21T00:00:30Z",
-        "exit_codes": {}, "sha256": sums,
+        "exit_codes": {}, "sha256": sums, "fidelity": _fidelity(host_bound),
     })
+
+
+def _fidelity(host_bound: bool) -> dict:
+    """A fidelity record as experiments/fidelity.py writes it (figures made up)."""
+    drops = 0.2 if host_bound else 0.0
+    return {
+        "bound": "host" if host_bound else "network",
+        "reasons": ["datagrams dropped at full socket buffers: 20.0% (limit 1.0%)"]
+        if host_bound else [],
+        "metrics": {"socket_drop_share": drops, "capture_drop_share": None,
+                    "cpu_pressure_some_share": 0.9 if host_bound else 0.05,
+                    "cpu_busy_share": 0.9 if host_bound else 0.05,
+                    "wakeup_p99_us": 300.0, "wakeup_max_us": 900.0, "throttled_share": None,
+                    "pub_rate_achieved_share": None},
+        "per_host": {}, "window_s": 30.0, "warnings": [], "thresholds": {},
+    }

@@ -84,6 +84,10 @@ def verdict_cell(comp: dominance.Comparison | None, unit: str, why_not: str = ""
     without a comparison, 'not compared (<why_not>)'."""
     if comp is None:
         return f"not compared ({why_not or 'one mode missing'})"
+    if comp.testbed_bound:
+        return (f"{dominance.TESTBED_BOUND}, no verdict: the emulator could not keep up "
+                f"({'; '.join(comp.testbed_reasons)}); multicast vs unicast median "
+                f"{fmt_pct(comp.effects['median'])} as measured on the overloaded testbed")
     text = comp.verdict
     if comp.crossovers:
         parts = []
@@ -154,6 +158,9 @@ def _metric_phrase(comp: dominance.Comparison | None, metric: str, unit: str,
     good, noun = word[metric]
     if comp is None:
         return f"{noun} was not compared ({why_not})" if why_not else f"{noun} was not compared"
+    if comp.testbed_bound:
+        return (f"{noun} is testbed-bound: the hosts' CPUs, not the network, limited a run, "
+                "so the data give no verdict on the modes")
     med = comp.effects["median"][0]
     if comp.winner:
         other = next(n for n in comp.names if n != comp.winner)
@@ -175,6 +182,11 @@ def sentence(pair: Pair) -> str:
         for m, (_, unit, _) in METRICS.items()
     ]
     text = f"At {pair.label}, " + phrases[0] + "; " + phrases[1] + "."
+    if pair.testbed_bound:
+        text += " " + testbed_note(pair)
+    elif pair.comparisons and min(pair.repetitions.values(), default=0) == 1:
+        text += (" With one run per mode, this is conditional on these two runs: run-to-run "
+                 "variation is not estimated (use repetitions ≥ 5).")
     dom = dominant_wire_difference(pair)
     if dom is None:
         return text + (" No capture, so no wire evidence." if not pair.wire else "")
@@ -192,11 +204,32 @@ def sentence(pair: Pair) -> str:
             f"({fmt_wire(key, u)} vs {fmt_wire(key, m)}).")
 
 
+def testbed_note(pair: Pair) -> str:
+    """Why a pair is testbed-bound, and what would make it network-bound."""
+    return ("Host-bound runs: " + " | ".join(pair.host_bound_reasons)
+            + ". To measure the network instead: fewer participants per core, a lower "
+            "pub_rate, CPU-limited hosts, or more machines.")
+
+
+def fidelity_cell(pair: Pair) -> str:
+    """'network-bound', 'testbed-bound (k of n runs host-bound)' or 'unknown'."""
+    bounds = [b for bs in pair.fidelity.values() for b in bs]
+    host = sum(b == "host" for b in bounds)
+    if host:
+        return f"testbed-bound ({host} of {len(bounds)} runs host-bound)"
+    if any(b == "unknown" for b in bounds):
+        return "fidelity unknown (runs made without the monitor)"
+    return "network-bound"
+
+
 def verdict_table(analysis: Analysis) -> pd.DataFrame:
     """One row per (group, participant count): qualified verdicts, wire evidence, sentence."""
     rows = []
     for pair in analysis.pairs:
-        row = {"group": pair.group, "participants": pair.label}
+        row = {"group": pair.group, "participants": pair.label,
+               "fidelity": fidelity_cell(pair),
+               "runs per mode": "/".join(str(pair.repetitions.get(m, 0))
+                                         for m in ("unicast", "multicast"))}
         for metric, (_, unit, _) in METRICS.items():
             comp = pair.comparisons.get(metric)
             row[f"{metric} verdict"] = comp.verdict if comp else "not compared"
