@@ -61,8 +61,13 @@ class Thresholds(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     max_socket_drop_share: float = Field(default=0.01, ge=0, le=1, allow_inf_nan=False)
-    max_cpu_pressure_share: float = Field(default=0.5, ge=0, le=1, allow_inf_nan=False)
-    max_wakeup_p99_us: float = Field(default=5000.0, gt=0, le=1e7, allow_inf_nan=False)
+    # CPU pressure is recorded, not a bound by default: an unpaced throughput test keeps
+    # the CPUs busy by design (measured: 10x10 at 1000 samples/s per publisher, pressure
+    # 0.85-0.97 with every sample delivered and no drop). What makes a run unfaithful is
+    # the consequence: drops, a rate not reached, timers firing late. Set it below 1 to
+    # exclude CPU queueing altogether (e.g. for latency studies).
+    max_cpu_pressure_share: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
+    max_wakeup_p99_us: float = Field(default=10000.0, gt=0, le=1e7, allow_inf_nan=False)
     max_throttled_share: float = Field(default=0.5, ge=0, le=1, allow_inf_nan=False)
     min_pub_rate_share: float = Field(default=0.95, ge=0, le=1, allow_inf_nan=False)
 

@@ -36,6 +36,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
                "apt-get install bridge-utils iproute2"),
     "tcpdump": ("tcpdump not installed", "apt-get install tcpdump"),
     "mininet": ("Mininet's mnexec not installed", "apt-get install mininet"),
+    "cpulimit": ("no cgroup CPU controller (v1 /sys/fs/cgroup/cpu or v2 with 'cpu'), needed "
+                 "for CPU-limited hosts", "drop the cpu parameter"),
 }
 
 
@@ -113,7 +115,14 @@ def detect() -> dict[str, bool]:
         "bridge": shutil.which("bridge") is not None and shutil.which("brctl") is not None,
         "tcpdump": shutil.which("tcpdump") is not None,
         "mininet": shutil.which("mnexec") is not None,
+        "cpulimit": _cpulimit_works(),
     }
+
+
+def _cpulimit_works() -> bool:
+    from topologies import cpulimit
+
+    return cpulimit.version() is not None
 
 
 def missing(needs: list[str]) -> list[str]:

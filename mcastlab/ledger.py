@@ -137,6 +137,13 @@ class Ledger:
             raise ValueError(f"directory {path} lacks the testbed tag {self.tag!r}")
         self._append({"kind": "dir", "path": str(path)})
 
+    def record_cgroup(self, path: Path) -> None:
+        """Record a cgroup directory *before* creating it (its path must carry the tag);
+        cleanup removes it with rmdir once its processes are gone."""
+        if self.tag not in str(path):
+            raise ValueError(f"cgroup {path} lacks the testbed tag {self.tag!r}")
+        self._append({"kind": "cgroup", "path": str(path)})
+
     def release(self) -> None:
         """Undo everything recorded, then delete the ledger file."""
         undo(self.entries, self.tag)
@@ -168,7 +175,26 @@ def undo(entries: list[dict], tag: str) -> list[str]:
         elif e["kind"] == "dir" and tag in e["path"] and Path(e["path"]).exists():
             shutil.rmtree(e["path"], ignore_errors=True)
             done.append(f"removed {e['path']}")
+        elif (e["kind"] == "cgroup" and tag in e["path"] and e["path"].startswith("/sys/fs/cgroup/")
+              and Path(e["path"]).is_dir()):
+            _rmdir_cgroup(Path(e["path"]))
+            done.append(f"removed cgroup {e['path']}")
     return done
+
+
+def _rmdir_cgroup(path: Path) -> None:
+    """rmdir a cgroup; its last processes may take a moment to leave it after SIGKILL."""
+    deadline = time.monotonic() + 2.0
+    while True:
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
 
 
 def read_ledger(path: Path) -> list[dict]:

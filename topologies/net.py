@@ -51,6 +51,7 @@ class Network:
         self.switch_kind = self._switch_kind()
         self._stopped = False
         self.querier_ready_at: dict[str, float] = {}  # switch -> monotonic time
+        self.cpu: Any = None  # topologies.cpulimit.CpuLimits when hosts are CPU-limited
 
     # --- naming -----------------------------------------------------------------------
     def real_name(self, node: str) -> str:
@@ -76,6 +77,9 @@ class Network:
         n = self.node(node)
         kwargs.setdefault("stdin", subprocess.DEVNULL)
         kwargs.setdefault("start_new_session", True)
+        join = self.cpu.preexec(node) if self.cpu is not None else None
+        if join is not None:
+            kwargs["preexec_fn"] = join  # into the host's CPU cgroup before exec
         proc = subprocess.Popen(["mnexec", "-a", str(n.pid), *argv], **kwargs)
         self.ledger.record_proc(proc.pid, node, Path(argv[0]).name)
         self._procs.append(proc)
@@ -110,6 +114,12 @@ class Network:
             n = Node(self.real_name(name), **opts)
             self.ledger.record_proc(n.pid, name, "shell")
             self._nodes[name] = n
+        if spec.params.get("cpu"):
+            from topologies.cpulimit import CpuLimits
+
+            self.cpu = CpuLimits(self.tag, self.ledger)
+            for h in spec.hosts:
+                self.cpu.limit(h, float(spec.params["cpu"]))
         self._make_links()
         self._configure_nodes()
         for sw in spec.switches:
@@ -286,7 +296,13 @@ class Network:
         d["switch_kind"] = self.switch_kind
         d["capture_points"] = {k: list(v) for k, v in self.capture_points().items()}
         d["daemons"] = {r: dm.describe() for r, dm in self.daemons.items()}
+        if self.cpu is not None:
+            d["cpu_limits"] = self.cpu.describe()
         return d
+
+    def cpu_stat_files(self) -> dict[str, Path]:
+        """{host: its cgroup's cpu.stat} for CPU-limited hosts (empty otherwise)."""
+        return self.cpu.stat_files() if self.cpu is not None else {}
 
     def wait_converged(self, timeout: float = 60) -> dict[str, Any]:
         """Block until routers have neighbours, RP and queriers; raises ConvergenceError."""

@@ -105,6 +105,8 @@ COMMON_PARAMS: tuple[Param, ...] = (
     Param("igmp", "choice", "3", "IGMP version on switch and hosts", choices=("2", "3")),
     Param("flood_unregistered", "bool", True,
           "OVS: flood multicast of groups nobody joined (only with snooping)"),
+    Param("cpu", "float", None, "CPU time per emulated host, in cores (CFS bandwidth limit)",
+          low=0.01, high=64),
 )
 
 
@@ -162,6 +164,8 @@ def switch_needs(params: dict[str, Any]) -> list[str]:
         needs.append("htb")
     if params.get("delay") or params.get("loss"):
         needs.append("netem")
+    if params.get("cpu"):
+        needs.append("cpulimit")
     return needs
 
 

@@ -49,11 +49,31 @@ def test_seed003_quick_is_the_study_matrix() -> None:
     # 75 x 75 on 4 hosts: 38 / 38 / 37 / 37 processes.
     big = next(r for r in runs if r["publishers"] == 75)
     assert sorted(placement.per_host(big["placement"]).values()) == [37, 37, 38, 38]
-    # Longer runs where publisher 0 would otherwise ping only once or twice.
+    # Short runs (host-bound at 50 and 75 however long: see the scenario's comment), a
+    # little longer where discovery is slowest; unpaced, as the study.
     secs = {r["publishers"]: r["execution_time"] for r in runs}
-    assert secs == {1: 30, 3: 30, 10: 30, 25: 30, 50: 60, 75: 240}
+    assert secs == {1: 20, 3: 20, 10: 20, 25: 20, 50: 30, 75: 30}
+    assert {r["pub_rate"] for r in runs} == {0}
     quick, qspecs = validate(path, check_machine=False, quick=True)
     assert {r["execution_time"] for r in matrix.expand(quick, _hosts(quick, qspecs))} == {10}
+
+
+def test_seed003_paced_is_the_study_matrix_paced() -> None:
+    path = paths.EXPERIMENTS_DIR / "seed003-paced.toml"
+    sc, specs = validate(path, check_machine=False)
+    runs = matrix.expand(sc, _hosts(sc, specs))
+    assert sorted({r["publishers"] for r in runs}) == [1, 3, 10, 25, 50, 75]
+    assert len(runs) == 12 and {r["pub_rate"] for r in runs} == {5}
+    assert all("-rate5-" in r["run_id"] for r in runs)
+
+
+def test_pub_rate_axis_names_runs_only_when_paced() -> None:
+    from experiments.scenario import Matrix
+
+    assert Matrix(participants=[1]).pub_rate == [0]
+    for bad in ([-1], [], [10**8]):
+        with pytest.raises(ValueError, match="pub_rate|rate"):
+            Matrix(participants=[1], pub_rate=bad)
 
 
 def test_execution_time_by_count_keys() -> None:
