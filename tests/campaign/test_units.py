@@ -72,7 +72,7 @@ def test_pub_rate_axis_names_runs_only_when_paced() -> None:
 
     assert Matrix(participants=[1]).pub_rate == [0]
     for bad in ([-1], [], [10**8]):
-        with pytest.raises(ValueError, match="pub_rate|rate"):
+        with pytest.raises(ValueError, match="rate"):
             Matrix(participants=[1], pub_rate=bad)
 
 
