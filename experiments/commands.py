@@ -21,6 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--quick", action="store_true",
                    help="apply the scenario's [quick] overrides (a short variant)")
     p.add_argument("--no-progress", action="store_true", help="no live progress display")
+    p.add_argument("--redo", action="store_true",
+                   help="redo finished runs whose configuration changed in a key that changes "
+                   "results (they move to RESULTS/superseded/<time>/; nothing is deleted)")
     p.set_defaults(func=cmd_run)
 
     s = sub.add_parser("status", help="summarise a campaign directory")
@@ -39,7 +42,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         # Validates the scenario against its topology and this machine; builds nothing.
         runner = CampaignRunner(args.scenario, args.results, progress=not args.no_progress,
-                                only=args.only, quick=args.quick)
+                                only=args.only, quick=args.quick, redo=args.redo)
     except ScenarioError as exc:
         print(f"mcastlab run: {exc}", file=sys.stderr)
         return 2
@@ -50,7 +53,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if os.geteuid() != 0:
         print("mcastlab run: must run as root (it builds network namespaces)", file=sys.stderr)
         return 2
-    return runner.run()
+    from experiments.runner import CampaignConflict
+
+    try:
+        return runner.run()
+    except CampaignConflict as exc:
+        print(f"mcastlab run: {exc}", file=sys.stderr)
+        return 2
 
 
 def _check_only(path: Path, quick: bool = False) -> int:

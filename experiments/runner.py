@@ -66,14 +66,39 @@ class _Interrupted(BaseException):
     pass
 
 
-def _same_config(path: Path, cfg: dict[str, Any]) -> bool:
-    """Was the run on disk made with this configuration (ignoring the scenario's path)?"""
+class CampaignConflict(Exception):
+    """The campaign directory holds finished runs this invocation must not replace."""
+
+
+# Configuration keys that cannot change what a run measured: where the scenario file is,
+# how long the runner waits before giving up, and the thresholds the fidelity monitor
+# judged with (its metrics are recorded; the bound is the one judged at run time). An
+# edit of these (or of the campaign's description and retries, which are not in a run's
+# configuration) keeps finished runs as they are.
+RESULT_NEUTRAL = {"scenario", "fidelity", "timing.converge_timeout", "timing.run_timeout"}
+
+
+def _flat(cfg: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in cfg.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and k in ("timing", "capture"):
+            out.update(_flat(v, f"{key}."))
+        else:
+            out[key] = v
+    return out
+
+
+def changed_keys(path: Path, cfg: dict[str, Any]) -> list[str] | None:
+    """Result-relevant keys whose value differs between the run on disk and ``cfg``
+    (None when the stored configuration cannot be read)."""
     old = results.read_json(path)
     if not isinstance(old, dict):
-        return False
-    norm = json.loads(json.dumps(cfg, default=str))
-    return {k: v for k, v in old.items() if k != "scenario"} == {
-        k: v for k, v in norm.items() if k != "scenario"}
+        return None
+    a = _flat(old)
+    b = _flat(json.loads(json.dumps(cfg, default=str)))
+    return sorted(k for k in a.keys() | b.keys()
+                  if k not in RESULT_NEUTRAL and a.get(k) != b.get(k))
 
 
 def expected_duration(cfg: dict[str, Any]) -> float:
@@ -84,7 +109,8 @@ def expected_duration(cfg: dict[str, Any]) -> float:
 class CampaignRunner:
     def __init__(self, scenario_path: Path, results_dir: Path | None = None, *,
                  progress: bool = True, only: list[str] | None = None,
-                 quick: bool = False) -> None:
+                 quick: bool = False, redo: bool = False) -> None:
+        self.redo = redo
         self.scenario_path = Path(scenario_path)
         self.sc: Scenario
         self.sc, self.specs = validate(self.scenario_path, quick=quick)
@@ -110,6 +136,18 @@ class CampaignRunner:
         except BlockingIOError:
             raise SystemExit(f"{self.root}: another mcastlab run is writing this campaign"
                              ) from None
+        stale = self._stale_runs()
+        if stale and not self.redo:
+            lock.close()
+            lines = "; ".join(f"{rid} ({', '.join(keys)})" for rid, keys in stale[:5])
+            raise CampaignConflict(
+                f"{self.root}: {len(stale)} finished run(s) were made with a configuration "
+                f"that differs in keys that change results: {lines}"
+                + (" ..." if len(stale) > 5 else "")
+                + ". Nothing was changed. Run into another --results directory, or pass "
+                "--redo to redo them (the old runs move to superseded/, nothing is deleted).")
+        if stale:
+            self._supersede([rid for rid, _ in stale])
         index = results.CampaignIndex(self.root, self.sc.campaign.name, str(self.scenario_path))
         index.set_runs(self.all_runs)
         prev_int, prev_term = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
@@ -132,9 +170,6 @@ class CampaignRunner:
                     rid = cfg["run_id"]
                     prog.start_run(i, rid)
                     ok, _why = results.verify(self.root / rid)
-                    if ok and not _same_config(self.root / rid / "config.json", cfg):
-                        prog.log(f"{rid}: the scenario changed since this run; redoing it")
-                        ok = False
                     if ok:
                         index.update(rid, status="complete", reason="")
                         prog.end_run("complete (kept from an earlier invocation)", counted=False)
@@ -154,6 +189,30 @@ class CampaignRunner:
         print(f"campaign {self.sc.campaign.name}: {done}/{len(self.runs)} runs complete, "
               f"{failed} failed; results in {self.root}", flush=True)
         return 0 if failed == 0 else 1
+
+    def _stale_runs(self) -> list[tuple[str, list[str]]]:
+        """Complete runs on disk whose configuration differs in a result-relevant key."""
+        out = []
+        for cfg in self.runs:
+            rid = cfg["run_id"]
+            ok, _why = results.verify(self.root / rid)
+            if not ok:
+                continue
+            keys = changed_keys(self.root / rid / "config.json", cfg)
+            if keys is None or keys:
+                out.append((rid, keys or ["config.json unreadable"]))
+        return out
+
+    def _supersede(self, run_ids: list[str]) -> None:
+        """Move finished runs out of the way into superseded/<UTC time>/, never delete."""
+        dest = self.root / "superseded" / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+        dest.mkdir(parents=True, exist_ok=False)
+        for rid in run_ids:
+            src = self.root / rid
+            if src.is_symlink() or not src.is_dir():
+                raise CampaignConflict(f"{src}: not a run directory (refusing to move it)")
+            os.replace(src, dest / rid)
+            print(f"mcastlab run: --redo: {rid} moved to {dest / rid}", flush=True)
 
     def _run_with_retries(self, cfg: dict[str, Any], index: results.CampaignIndex,
                           prog: Progress) -> str:

@@ -282,3 +282,51 @@ def test_failed_run_is_retried_then_recorded(tmp_path: Path) -> None:
     st = json.loads(_run("status", str(root), "--json", timeout=60).stdout)
     assert {r["id"]: r["status"] for r in st["runs"]} == {bad["id"]: "failed",
                                                           good["id"]: "complete"}
+
+
+TINY = """# tiny: one 1x1 unicast run of {secs} s
+[campaign]
+name = "tiny"
+description = "{desc}"
+retries = 0
+[topology]
+name = "lan"
+params = {{ hosts = 2, snooping = true, querier = false }}
+[matrix]
+participants = [1]
+modes = ["unicast"]
+execution_time = {secs}
+[timing]
+converge_timeout = {conv}
+run_timeout = {rt}
+"""
+
+
+def test_neutral_edit_keeps_runs_result_edit_is_refused_redo_supersedes(tmp_path: Path
+                                                                        ) -> None:
+    """Issue 18, acceptance 4 (execution_time stands for a result-relevant edit: data_len
+    is part of the run id, so editing it makes new runs beside the old ones)."""
+    _need_native_agent()
+    sc, root = tmp_path / "tiny.toml", tmp_path / "res"
+    sc.write_text(TINY.format(secs=3, desc="first", conv=30, rt=60))
+    assert _run("run", str(sc), "--results", str(root), "--no-progress",
+                timeout=200).returncode == 0
+    (rid,) = _status(root)
+    fp = _fingerprint(root / rid)
+    # timeouts and the description cannot change results: the run is kept as it is
+    sc.write_text(TINY.format(secs=3, desc="edited", conv=45, rt=90))
+    p = _run("run", str(sc), "--results", str(root), "--no-progress", timeout=200)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert _fingerprint(root / rid) == fp
+    # a longer run changes results: refused, naming the run and the key; nothing touched
+    sc.write_text(TINY.format(secs=4, desc="edited", conv=45, rt=90))
+    p = _run("run", str(sc), "--results", str(root), "--no-progress", timeout=200)
+    assert p.returncode == 2, p.stdout[-1000:] + p.stderr[-1000:]
+    assert rid in p.stderr and "execution_time" in p.stderr and "--redo" in p.stderr
+    assert _fingerprint(root / rid) == fp
+    # --redo: the old run moves to superseded/<time>/, byte-identical; a new one is made
+    p = _run("run", str(sc), "--results", str(root), "--no-progress", "--redo", timeout=200)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (old,) = list((root / "superseded").glob(f"*/{rid}"))
+    assert _fingerprint(old) == fp
+    assert json.loads((root / rid / "config.json").read_text())["execution_time"] == 4

@@ -293,14 +293,21 @@ def test_progress_lines_and_eta(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[3].startswith("[2/3] b: starting")
 
 
-def test_changed_scenario_is_not_resumed(tmp_path: Path) -> None:
-    from experiments.runner import _same_config
+def test_result_relevant_changes_are_named_neutral_ones_ignored(tmp_path: Path) -> None:
+    from experiments.runner import changed_keys
 
-    cfg = {"run_id": "r", "execution_time": 10, "scenario": "a.toml", "placement": {"pub0": "h1"}}
+    cfg = {"run_id": "r", "execution_time": 10, "scenario": "a.toml", "placement": {"pub0": "h1"},
+           "timing": {"warmup": 0, "converge_timeout": 60, "run_timeout": 120},
+           "fidelity": {"max_socket_drop_share": 0.01}}
     results.atomic_write_json(tmp_path / "config.json", cfg)
-    assert _same_config(tmp_path / "config.json", {**cfg, "scenario": "/abs/a.toml"})
-    assert not _same_config(tmp_path / "config.json", {**cfg, "execution_time": 30})
-    assert not _same_config(tmp_path / "missing.json", cfg)
+    neutral = {**cfg, "scenario": "/abs/a.toml", "fidelity": {"max_socket_drop_share": 0.5},
+               "timing": {"warmup": 0, "converge_timeout": 5, "run_timeout": 999}}
+    assert changed_keys(tmp_path / "config.json", neutral) == []
+    assert changed_keys(tmp_path / "config.json", {**cfg, "execution_time": 30}) == [
+        "execution_time"]
+    warm = {**cfg, "timing": {**cfg["timing"], "warmup": 2}}
+    assert changed_keys(tmp_path / "config.json", warm) == ["timing.warmup"]
+    assert changed_keys(tmp_path / "missing.json", cfg) is None
 
 
 def test_udp_counters_parse_and_delta() -> None:
