@@ -2,7 +2,7 @@
 
 Builds N ``ip netns`` hosts on one Linux bridge (or two router namespaces for PIM) with
 names carrying a per-instance tag, records everything it creates, and removes exactly
-that on exit -- also when the body raises (its /tmp/mcl-cap-<tag> work directory too,
+that on exit -- also when the body raises (its private mkdtemp work directory too,
 unless MCASTLAB_KEEP_LAB is set). Needs root; importing it does not.
 
     with BridgeLab(hosts=2, snooping=False) as lab:
@@ -18,6 +18,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -49,7 +50,8 @@ class Lab:
         self.netns: list[str] = []
         self.links: list[str] = []  # root-namespace link names we created
         self.procs: list[subprocess.Popen[bytes]] = []
-        self.workdir = Path(f"/tmp/mcl-cap-{self.tag}")
+        # Made fresh and private (0700) on __enter__: never an existing, guessable path.
+        self.workdir = Path()
 
     # -- creation ---------------------------------------------------------------------
     def add_ns(self, name: str) -> str:
@@ -99,11 +101,13 @@ class Lab:
         for ns in reversed(self.netns):
             _run(["ip", "netns", "del", ns], check=False)
         self.procs, self.links, self.netns = [], [], []
-        if not os.environ.get("MCASTLAB_KEEP_LAB"):  # keep daemon configs/logs on request
+        if (not os.environ.get("MCASTLAB_KEEP_LAB")  # keep daemon configs/logs on request
+                and self.workdir.name.startswith(f"mcl-cap-{self.tag}-")
+                and not self.workdir.is_symlink()):
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> Lab:
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"mcl-cap-{self.tag}-"))
         return self
 
     def __exit__(self, *exc: object) -> None:

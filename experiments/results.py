@@ -140,6 +140,23 @@ class CampaignIndex:
         atomic_write_json(self.path, self.data)
 
 
+def run_dir(root: Path, run_id: str, prefix: str = "", suffix: str = "") -> Path:
+    """The directory of run ``run_id`` (or its ``.<id>.partial`` work directory) inside the
+    campaign directory ``root``; raises ValueError for an id that would leave it.
+
+    >>> run_dir(Path("/r"), "lan-rel-100B-1x1-unicast-r1")
+    PosixPath('/r/lan-rel-100B-1x1-unicast-r1')
+    """
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", run_id) or ".." in run_id:
+        raise ValueError(f"run id {run_id!r} is not a plain directory name")
+    path = root / f"{prefix}{run_id}{suffix}"
+    if path.parent != root:
+        raise ValueError(f"run directory {path} would leave the campaign directory {root}")
+    return path
+
+
 def campaign_status(root: Path) -> dict[str, Any]:
     """Summary for ``mcastlab status``: the index, with each status re-read from disk."""
     idx = read_json(root / INDEX)

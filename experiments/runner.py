@@ -208,7 +208,7 @@ class CampaignRunner:
         dest = self.root / "superseded" / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
         dest.mkdir(parents=True, exist_ok=False)
         for rid in run_ids:
-            src = self.root / rid
+            src = results.run_dir(self.root, rid)
             if src.is_symlink() or not src.is_dir():
                 raise CampaignConflict(f"{src}: not a run directory (refusing to move it)")
             os.replace(src, dest / rid)
@@ -241,8 +241,10 @@ class CampaignRunner:
     # ---- one run ---------------------------------------------------------------------
     def run_one(self, cfg: dict[str, Any], prog: Progress, attempt: int = 1) -> None:
         rid = cfg["run_id"]
-        final = self.root / rid
-        work = self.root / f".{rid}.partial"
+        final = results.run_dir(self.root, rid)
+        work = results.run_dir(self.root, rid, prefix=".", suffix=".partial")
+        if work.is_symlink():
+            raise RunFailed(f"{work} is a symlink; refusing to write through it")
         shutil.rmtree(work, ignore_errors=True)
         (work / "agents").mkdir(parents=True)
         (work / "logs").mkdir()

@@ -51,12 +51,32 @@ class ScenarioError(Exception):
         super().__init__(f"{path}: {key}: {message}")
 
 
+# Every user string that becomes part of a path (campaign, topology variant and placement
+# names end up in run ids, which are directory names) follows this one rule: no "/", no
+# "..", no leading dot or dash.
+PATH_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
+PATH_NAME_ALLOWED = "letters, digits, - and _, starting with a letter or digit"
+# Finite bounds of the numeric keys (beside the per-key checks below).
+MAX_EXECUTION_TIME_S = 7 * 24 * 3600  # a week: the study ran 6 h per run
+MAX_COUNT = 1000  # publishers or subscribers per run
+AGENT_MAX_DATA_LEN = 16 * 1024 * 1024  # the native agent's -dataLen limit (PT_MAX_DATALEN)
+
+
+def check_path_name(name: str, what: str) -> str:
+    import re
+
+    if not re.fullmatch(PATH_NAME, name):
+        raise ValueError(f"{what} {name!r} must be {PATH_NAME_ALLOWED}")
+    return name
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # allow_inf_nan=False: `inf` and `nan` are refused in every float key.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
 
 
 class Campaign(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
     description: str = ""
     retries: int = Field(default=1, ge=0, le=10)
 
@@ -70,11 +90,8 @@ class Topology(_Strict):
     @field_validator("variants")
     @classmethod
     def _variant_names(cls, v: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        import re
-
         for name in v:
-            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
-                raise ValueError(f"variant name {name!r} must be letters, digits, - and _")
+            check_path_name(name, "variant name")
         return v
 
     def resolved(self) -> dict[str, dict[str, Any]]:
@@ -87,7 +104,9 @@ class Topology(_Strict):
 class Agent(_Strict):
     kind: Literal["native", "native-asan", "rti", "ddsperf"] = "native"
     domain: int = Field(default=0, ge=0, le=232)
-    extra_args: list[str] = Field(default_factory=list)
+    # Appended to every agent's command line; checked against the agent's option table
+    # (experiments/agent_options.py).
+    extra_args: list[str] = Field(default_factory=list, max_length=64)
     max_participants_per_host: int = Field(default=MAX_PARTICIPANTS_PER_HOST, ge=1)
 
     @field_validator("max_participants_per_host")
@@ -133,19 +152,19 @@ class Matrix(_Strict):
     tests: list[Literal["throughput", "latency"]] = Field(default_factory=lambda: ["throughput"])
     # Run length: execution_time seconds, or num_iter samples when execution_time is 0;
     # num_iter may differ per test: {throughput = 1000000, latency = 5000}.
-    execution_time: int = Field(default=60, ge=0)
+    execution_time: int = Field(default=60, ge=0, le=MAX_EXECUTION_TIME_S)
     # Longer (or shorter) runs for some counts, keyed "N" (publishers = subscribers = N) or
     # "PxS": at 75x75 publisher 0 sends a few thousand samples in 30 s on 2 cores, so with
     # latencyCount 1000 a run needs minutes to give more than a couple of pings.
     execution_time_by_count: dict[str, int] = Field(default_factory=dict)
     num_iter: int | dict[Literal["throughput", "latency"], int] | None = None
-    repetitions: int = Field(default=1, ge=1)
+    repetitions: int = Field(default=1, ge=1, le=1000)
     # Offered load: samples/s per publisher (Perftest -pubRate), 0 = as fast as the
     # testbed allows (the study's setting). A paced load below the testbed's capacity keeps
     # a run network-bound (see [fidelity]).
     pub_rate: list[int] = Field(default_factory=lambda: [0])
     # Latency samples discarded from the start of latency.parquet (warm-up / primer).
-    warmup_samples: int = Field(default=0, ge=0)
+    warmup_samples: int = Field(default=0, ge=0, le=10**9)
     placements: list[str] | None = None
 
     @field_validator("participants", "publishers", "subscribers")
@@ -154,7 +173,7 @@ class Matrix(_Strict):
         if v is not None:
             if not v:
                 raise ValueError("empty list; allowed: at least one count")
-            _each_in_range(v, 1, None, "counts of 1 or more")
+            _each_in_range(v, 1, MAX_COUNT, f"counts of 1..{MAX_COUNT}")
         return v
 
     @field_validator("data_len")
@@ -172,14 +191,14 @@ class Matrix(_Strict):
     @field_validator("latency_count")
     @classmethod
     def _latency_count(cls, v: list[int]) -> list[int]:
-        return _each_in_range(v, 1, None, "latency counts of 1 or more")
+        return _each_in_range(v, 1, 10**9, "latency counts of 1..1000000000")
 
     @field_validator("num_iter")
     @classmethod
     def _num_iter(cls, v: int | dict[str, int] | None) -> int | dict[str, int] | None:
         for n in [v] if isinstance(v, int) else (v or {}).values():
-            if n < 1:
-                raise ValueError(f"got {n}; allowed: 1 or more samples")
+            if n < 1 or n > 10**12:
+                raise ValueError(f"got {n}; allowed: 1..1000000000000 samples")
         return v
 
     def iterations(self, test: str) -> int | None:
@@ -209,9 +228,9 @@ class Matrix(_Strict):
             if key not in keys:
                 raise ValueError(f"execution_time_by_count: no count {key!r} in the matrix; "
                                  f"allowed: {', '.join(sorted(keys, key=_count_order))}")
-            if secs < 1:
-                raise ValueError(f"execution_time_by_count.{key}: got {secs}; allowed: 1 or "
-                                 "more seconds")
+            if secs < 1 or secs > MAX_EXECUTION_TIME_S:
+                raise ValueError(f"execution_time_by_count.{key}: got {secs}; allowed: "
+                                 f"1..{MAX_EXECUTION_TIME_S} seconds")
         if self.execution_time == 0:
             for t in self.tests:
                 if self.iterations(t) is None:
@@ -263,17 +282,17 @@ class Placement(_Strict):
 
 
 class Timing(_Strict):
-    warmup: float = Field(default=0.0, ge=0)  # seconds between convergence and agents
-    converge_timeout: float = Field(default=60.0, gt=0)
+    warmup: float = Field(default=0.0, ge=0, le=3600)  # seconds between convergence and agents
+    converge_timeout: float = Field(default=60.0, gt=0, le=3600)
     # Seconds a run may take beyond its execution time (discovery, summaries, exit).
-    run_timeout: float = Field(default=120.0, gt=0)
+    run_timeout: float = Field(default=120.0, gt=0, le=86400)
 
 
 class Capture(_Strict):
     points: list[str] = Field(default_factory=list)
     snaplen: int = Field(default=65535, ge=64, le=262144)
-    ring_files: int = Field(default=2, ge=1)
-    ring_mb: int = Field(default=64, ge=1)
+    ring_files: int = Field(default=2, ge=1, le=1000)
+    ring_mb: int = Field(default=64, ge=1, le=100_000)
 
 
 class Fidelity(Thresholds):
@@ -294,6 +313,13 @@ class Scenario(_Strict):
     # `mcastlab run --quick`: overrides merged into the tables above (a short variant of
     # the campaign, used by tests); the campaign name gets a "-quick" suffix.
     quick: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("placements")
+    @classmethod
+    def _placement_names(cls, v: dict[str, Placement] | None) -> dict[str, Placement] | None:
+        for name in v or {}:
+            check_path_name(name, "placement name")
+        return v
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -328,6 +354,13 @@ def _explain(err: dict[str, Any]) -> tuple[str, str]:
         return key, f"unknown key (allowed: {allowed})"
     if typ == "missing":
         return key, "required key is missing"
+    if typ == "finite_number":
+        return key, f"got {err.get('input')!r}; allowed: a finite number (no inf or nan)"
+    if typ in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        bound = str(err.get("msg", "")).removeprefix("Input should be ")
+        return key, f"got {err.get('input')!r}; allowed: a number {bound}"
+    if typ == "too_long":
+        return key, f"too many values; allowed: {str(err.get('msg', '')).lower()}"
     if typ == "literal_error":
         expected = err.get("ctx", {}).get("expected", "")
         return key, f"got {err.get('input')!r}, allowed: {expected}"
@@ -465,12 +498,18 @@ def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
                 )
     if sc.agent.kind != "ddsperf":
         for n in m.data_len:
-            if n < PERFTEST_MIN_DATA_LEN:
+            if n < PERFTEST_MIN_DATA_LEN or n > AGENT_MAX_DATA_LEN:
                 raise ScenarioError(
                     path, "matrix.data_len",
-                    f"got {n}; allowed: {PERFTEST_MIN_DATA_LEN}..134217728 bytes for Perftest "
-                    f"agents (the sample's {PERFTEST_MIN_DATA_LEN}-byte header is included)",
+                    f"got {n}; allowed: {PERFTEST_MIN_DATA_LEN}..{AGENT_MAX_DATA_LEN} bytes for "
+                    f"Perftest agents (the sample's {PERFTEST_MIN_DATA_LEN}-byte header is "
+                    "included; the agent's -dataLen limit is 16 MiB)",
                 )
+        from experiments.agent_options import check_extra_args
+
+        why = check_extra_args(sc.agent.extra_args)
+        if why:
+            raise ScenarioError(path, "agent.extra_args", why)
     if "latency" in m.tests:
         for pubs, _subs in m.count_pairs():
             if pubs != 1:

@@ -172,7 +172,8 @@ def undo(entries: list[dict], tag: str) -> list[str]:
                 and Path(f"/sys/class/net/{e['name']}").exists()):
             subprocess.run(["ip", "link", "del", e["name"]], capture_output=True, check=False)
             done.append(f"deleted link {e['name']}")
-        elif e["kind"] == "dir" and tag in e["path"] and Path(e["path"]).exists():
+        elif (e["kind"] == "dir" and tag in e["path"] and Path(e["path"]).exists()
+              and not Path(e["path"]).is_symlink()):
             shutil.rmtree(e["path"], ignore_errors=True)
             done.append(f"removed {e['path']}")
         elif (e["kind"] == "cgroup" and tag in e["path"] and e["path"].startswith("/sys/fs/cgroup/")

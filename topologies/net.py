@@ -15,6 +15,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,9 +37,13 @@ class Network:
         self.tag = self.ledger.tag
         self.private = state_dir / self.tag  # OVS databases and sockets
         if workdir is None:
-            workdir = Path("/tmp") / f"mcastlab-{self.tag}"
+            # Fresh and private (mkdtemp: 0700, never an existing path), so no local user
+            # can plant a symlink there for root to write or delete through.
+            workdir = Path(tempfile.mkdtemp(prefix=f"mcastlab-{self.tag}-"))
             self.ledger.record_dir(workdir)
         self.workdir = Path(workdir)
+        if self.workdir.is_symlink():
+            raise RuntimeError(f"work directory {self.workdir} is a symlink; refusing to use it")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.hosts: list[str] = list(spec.hosts)
         self.routers: list[str] = list(spec.routers)

@@ -27,6 +27,9 @@ execution_time = 5
 """
 
 
+NATIVE = GOOD.replace('kind = "ddsperf"', 'kind = "native"')
+
+
 def _edit(old: str, new: str) -> str:
     assert old in GOOD
     return GOOD.replace(old, new)
@@ -41,7 +44,7 @@ CASES = [
     ("wrong-type", _edit("execution_time = 5", 'execution_time = "five"'),
      "matrix.execution_time", ["wrong type", "integer"]),
     ("zero-subscribers", _edit("participants = [1]", "publishers = [1]\nsubscribers = [0]"),
-     "matrix.subscribers", ["got 0", "allowed: counts of 1 or more"]),
+     "matrix.subscribers", ["got 0", "allowed: counts of 1..1000"]),
     ("bad-mode", _edit('modes = ["unicast"]', 'modes = ["broadcast"]'), "matrix.modes.0",
      ["'broadcast'", "allowed:", "'unicast'", "'multicast'"]),
     ("unknown-agent", _edit('kind = "ddsperf"', 'kind = "opensplice"'), "agent.kind",
@@ -63,6 +66,32 @@ CASES = [
     ("duration-for-absent-count",
      _edit("execution_time = 5", 'execution_time = 5\nexecution_time_by_count = { "7" = 60 }'),
      "matrix", ["execution_time_by_count", "'7'", "allowed: 1, 1x1"]),
+    # Issue 18, acceptance 1: names that become paths, inf/nan, finite bounds, extra_args.
+    ("placement-name-path", GOOD + '[placements."../../etc"]\nhosts = ["h1"]\n',
+     "placements", ["'../../etc'", "letters, digits, - and _"]),
+    ("placement-name-slash", GOOD + '[placements."a/b"]\nhosts = ["h1"]\n',
+     "placements", ["'a/b'", "letters, digits, - and _"]),
+    ("inf-timeout", GOOD + "[timing]\nrun_timeout = inf\n", "timing.run_timeout",
+     ["got inf", "allowed: a finite number"]),
+    ("nan-warmup", GOOD + "[timing]\nwarmup = nan\n", "timing.warmup",
+     ["got nan", "allowed: a finite number"]),
+    ("nan-fidelity", GOOD + "[fidelity]\nmax_socket_drop_share = nan\n",
+     "fidelity.max_socket_drop_share", ["allowed: a finite number"]),
+    ("huge-execution-time", _edit("execution_time = 5", "execution_time = 100000000000"),
+     "matrix.execution_time", ["got 100000000000", "allowed: a number less than or equal to "
+                               "604800"]),
+    ("data-len-above-agent", NATIVE.replace("execution_time = 5",
+                                            "execution_time = 5\ndata_len = [134217000]"),
+     "matrix.data_len", ["got 134217000", "allowed: 28..16777216"]),
+    ("extra-args-unknown", NATIVE.replace('kind = "native"',
+                                          'kind = "native"\nextra_args = ["-frobnicate"]'),
+     "agent.extra_args", ["unknown option '-frobnicate'", "allowed in extra_args:"]),
+    ("extra-args-wrong-role", NATIVE.replace('kind = "native"',
+                                             'kind = "native"\nextra_args = ["-batchSize", "0"]'),
+     "agent.extra_args", ["-batchSize is a publisher-only option", "allowed in extra_args:"]),
+    ("extra-args-latency-file", NATIVE.replace(
+        'kind = "native"', 'kind = "native"\nextra_args = ["-latencyFile", "/etc/x"]'),
+     "agent.extra_args", ["-latencyFile", "inside the run directory", "allowed in extra_args:"]),
 ]
 
 
