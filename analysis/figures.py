@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,17 @@ SHARE_PANELS = ("wire_meta_share", "wire_socket_drop_share")
 LOG_SPAN = 30.0  # use a log axis when the visible range spans more than this factor
 X_RANGE = (0.0005, 0.9995)  # percentiles shown on the x axis
 
+
+TESTBED_COLOR = "#b00000"
+
+
+def mark_testbed_bound(ax: Any) -> None:
+    """Grey a panel whose comparison rests on a host-bound run: what it shows is the
+    testbed's limit, not a verdict on the modes."""
+    ax.set_facecolor("#f3f3f3")
+    ax.text(0.99, 0.02, "testbed-bound: no verdict", transform=ax.transAxes, ha="right",
+            va="bottom", fontsize=8, color=TESTBED_COLOR,
+            bbox={"facecolor": "white", "edgecolor": TESTBED_COLOR, "alpha": 0.85})
 
 def _plt():
     import matplotlib
@@ -125,7 +137,9 @@ def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
         for c in comp.crossovers:
             ax.axvspan(c.lo / div, c.hi / div, color="0.85", zorder=0)
             ax.axvline(c.x / div, color="0.3", linestyle=":", linewidth=1)
-    ax.set_title(title)
+    ax.set_title(title, color=TESTBED_COLOR if pair.testbed_bound else "black")
+    if pair.testbed_bound:
+        mark_testbed_bound(ax)
     _set_x(ax, x_lo / div, x_hi / div, scale)
     ax.set_ylim(0, 1.0)
     ax.grid(True, which="major", alpha=0.3)
@@ -308,7 +322,10 @@ def difference_grid(analysis: Analysis, group: str, metric: str, out_dir: Path) 
         lim = max(0.05, 1.15 * max(float(np.abs(comp.diff).max()), comp.critical))
         ax.set_ylim(-lim, lim)
         p_text = comp.qualifier().split(", ")[-2]
-        ax.set_title(f"{pair.label}: {comp.verdict} ({p_text}, c={comp.critical:.3f})")
+        ax.set_title(f"{pair.label}: {comp.verdict} ({p_text}, c={comp.critical:.3f})",
+                     color=TESTBED_COLOR if comp.testbed_bound else "black")
+        if comp.testbed_bound:
+            mark_testbed_bound(ax)
         ax.set_xlabel(f"{METRICS[metric][0]} ({shown_unit}" + (", log)" if scale == "log" else ")"))
         ax.grid(True, alpha=0.3)
     for ax in list(axes.flat)[len(pairs):]:
