@@ -15,9 +15,10 @@ setup:
 	@./setup.sh --check >/dev/null 2>&1 || ./setup.sh
 
 # The report is written even when some runs failed (it lists them); the exit status is
-# the campaign's.
+# the campaign's. Finished runs made with another configuration are never replaced:
+# `make run REDO=1` moves them to $(RESULTS)/superseded/ and redoes them.
 run: setup
-	@status=0; $(MCASTLAB) run experiments/seed003-quick.toml --results $(RESULTS) || status=$$?; \
+	@status=0; $(MCASTLAB) run experiments/seed003-quick.toml --results $(RESULTS) $(if $(REDO),--redo,) || status=$$?; \
 	$(MCASTLAB) report $(RESULTS) || status=$${status:-1}; \
 	echo "results: $(abspath $(RESULTS))"; exit $$status
 

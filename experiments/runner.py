@@ -145,7 +145,8 @@ class CampaignRunner:
                 f"that differs in keys that change results: {lines}"
                 + (" ..." if len(stale) > 5 else "")
                 + ". Nothing was changed. Run into another --results directory, or pass "
-                "--redo to redo them (the old runs move to superseded/, nothing is deleted).")
+                "--redo (make run REDO=1) to redo them: the old runs move to superseded/, nothing "
+                "is deleted.")
         if stale:
             self._supersede([rid for rid, _ in stale])
         index = results.CampaignIndex(self.root, self.sc.campaign.name, str(self.scenario_path))
