@@ -211,9 +211,12 @@ class Network:
             # Router ports get all multicast (smcroute sends no PIM hello/query to learn from).
             lines += [f"bridge link set dev {port} mcast_router 2"
                       for port, peer in self._ports[sw] if peer in self.spec.routers]
-            out = self.cmd(sw, "; ".join(lines))
-            if out.strip():
-                raise RuntimeError(f"starting bridge {sw} failed: {out.strip()}")
+            # Through argv, not the node's shell: a pty line holds at most 4095 bytes, and
+            # with 40 hosts or more the joined command was cut ("Cannot find device m5").
+            res = self.run(sw, ["sh", "-c", "; ".join(lines)], timeout=60)
+            out = (res.stdout + res.stderr).strip()
+            if res.returncode != 0 or out:
+                raise RuntimeError(f"starting bridge {sw} failed: {out or res.returncode}")
             self.querier_ready_at[sw] = time.monotonic() + snooping.bridge_querier_delay(
                 p["snooping"], p["querier"])
         else:
