@@ -112,7 +112,14 @@ def test_seed003_quick_verdict_table(tmp_path: Path):
     res = generate(SEED003, tmp_path / "out")
     verdicts = pd.read_csv(res.out_dir / "tables" / "verdicts.csv")
     assert {"1×1", "3×3", "10×10", "25×25", "50×50", "75×75"} <= set(verdicts["participants"])
-    assert not verdicts["latency verdict"].eq("not compared").any()
+    # Network-bound cells carry verdicts; host-bound ones are testbed-bound (their latency
+    # may also lack samples: publisher 0 pings rarely on an overloaded testbed).
+    net = verdicts[verdicts["fidelity"].eq("network-bound")]
+    assert not net["latency verdict"].eq("not compared").any()
+    host = verdicts[verdicts["fidelity"].str.startswith("testbed-bound")]
+    assert host["throughput verdict"].eq("testbed-bound").all()
+    assert not verdicts["latency verdict"].str.contains("dominates").where(
+        verdicts["fidelity"].str.startswith("testbed-bound"), False).any()
     assert not verdicts["wire evidence"].eq("no capture").any()
 
 
