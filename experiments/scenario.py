@@ -527,7 +527,7 @@ def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
                 )
         from experiments.agent_options import check_extra_args
 
-        why = check_extra_args(sc.agent.extra_args)
+        why = check_extra_args(sc.agent.extra_args, sc.agent.kind)
         if why:
             raise ScenarioError(path, "agent.extra_args", why)
     if "latency" in m.tests:
