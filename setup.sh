@@ -33,7 +33,7 @@ APT_PACKAGES=(
   pimd
   tcpdump tshark libpcap-dev
   cyclonedds-dev cyclonedds-tools
-  iperf3 socat rt-tests
+  iperf3 socat rt-tests shellcheck
   libyang2 libc-ares2 libjson-c5 libreadline8 libcap2 libpam0g
 )
 TEX_PACKAGES=(texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended latexmk)
