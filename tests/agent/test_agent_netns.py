@@ -115,19 +115,21 @@ def test_latency_test_size_sweep(lab2: NetLab, agent: str) -> None:
 
 def test_never_appearing_and_dying_peers(lab2: NetLab, agent: str, tmp_path: Path) -> None:
     """Acceptance 6: bounded waits with non-zero exits naming who was missing."""
-    common = ["-numPublishers", "1", "-numSubscribers", "2", "-noPrintConfig",
-              "-discoveryTimeout", "3", "-finishTimeout", "3", "-leaseDuration", "2"]
+    common = ["-noPrintConfig", "-discoveryTimeout", "3", "-finishTimeout", "3",
+              "-leaseDuration", "2"]
+    sub_common = ["-numPublishers", "1", *common]
+    pub_common = ["-numSubscribers", "2", *common]
     # (a) subscriber 1 never appears
-    sub0 = lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", "0", "-nic", lab2.ip(1), *common])
-    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "2", *common])
+    sub0 = lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", "0", "-nic", lab2.ip(1), *sub_common])
+    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "2", *pub_common])
     _, perr = pub.communicate(timeout=20)
     _, serr = sub0.communicate(timeout=20)
     assert pub.returncode == 1 and "saw 1 of 2 subscribers" in perr and "missing 1" in perr, perr
     assert sub0.returncode == 1 and "vanished before FINISHED: 0" in serr, serr
     # (b) subscriber 1 is killed (SIGKILL) during the run
-    subs = [lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", str(i), "-nic", lab2.ip(1), *common])
-            for i in range(2)]
-    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "4", *common])
+    subs = [lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", str(i), "-nic", lab2.ip(1),
+                           *sub_common]) for i in range(2)]
+    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "4", *pub_common])
     time.sleep(2)
     os.kill(subs[1].pid, signal.SIGKILL)
     _, perr = pub.communicate(timeout=30)
@@ -139,9 +141,9 @@ def test_never_appearing_and_dying_peers(lab2: NetLab, agent: str, tmp_path: Pat
 @pytest.mark.parametrize("victim", ["pub", "sub"])
 def test_sigterm_prints_summary_and_exits_0(lab2: NetLab, agent: str, victim: str) -> None:
     """Acceptance 6: SIGTERM mid-run prints the summary so far and exits 0 promptly."""
-    common = ["-noPrintConfig", "-latencyCount", "100"]
-    sub = lab2.popen(1, [agent, "-sub", "-nic", lab2.ip(1), *common])
-    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "60", *common])
+    sub = lab2.popen(1, [agent, "-sub", "-nic", lab2.ip(1), "-noPrintConfig"])
+    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "60",
+                         "-noPrintConfig", "-latencyCount", "100"])
     time.sleep(3)
     target = pub if victim == "pub" else sub
     t0 = time.monotonic()

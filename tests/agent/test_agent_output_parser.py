@@ -17,7 +17,6 @@ from experiments.perftest_output import (
     LAT_SUMMARY,
     TP_INTERVAL,
     TP_SUMMARY,
-    PerftestOutput,
     PerftestParseError,
     parse_latency_file,
     parse_latency_file_blocks,
@@ -35,33 +34,6 @@ def load(name: str) -> str:
 def printed(spec: str, x: float) -> float:
     """``x`` as the printer shows it (``spec`` a C/Python format such as ``%1.2f``)."""
     return float(spec % x)
-
-
-def rerender(out: PerftestOutput, fmt: str, intervals: bool, cpu: bool) -> str:
-    """The generator's text for the figures ``out`` parsed: equal to the parsed text only
-    when its layout is 4.3's to the byte."""
-    length = out.data_length or 0
-    if out.role == "subscriber":
-        rows = [p43.TpInterval(int(r["Total Samples"]), int(r["Samples/s"]), r["Ave Samples/s"],
-                               r["Mbps"], r["Ave Mbps"], int(r["Lost Samples"]),
-                               r["Lost Samples (%)"], r.get(CPU, 0.0))
-                for r in out.interval_dicts()]
-        s = out.summary
-        summ = p43.TpSummary(length, int(s["Total Samples"]), int(s["Ave Samples/s"]),
-                             s["Ave Mbps"], int(s["Lost Samples"]), s["Lost Samples (%)"],
-                             s.get(CPU, 0.0))
-        return p43.subscriber_output(fmt, intervals, cpu, length, rows, summ)
-    if out.role == "publisher":
-        lrows = [p43.LatInterval(int(r["Latency (us)"]), r["Ave (us)"], r["Std (us)"],
-                                 int(r["Min (us)"]), int(r["Max (us)"]), r.get(CPU, 0.0))
-                 for r in out.interval_dicts()]
-        s = out.summary
-        lsum = p43.LatSummary(length, s["Ave (us)"], s["Std (us)"], int(s["Min (us)"]),
-                              int(s["Max (us)"]), int(s["50% (us)"]), int(s["90% (us)"]),
-                              int(s["99% (us)"]), int(s["99.99% (us)"]),
-                              int(s["99.9999% (us)"]), s.get(CPU, 0.0))
-        return p43.publisher_output(fmt, intervals, cpu, length, lrows, lsum)
-    return p43.publisher_output(fmt, intervals, cpu, 100, [], None)
 
 
 def test_checked_in_fixtures_are_the_generators_output() -> None:
@@ -140,13 +112,13 @@ def test_rerender_reproduces_every_fixture(fmt: str, intervals: bool, cpu: bool)
     byte: what the native agent's layout test relies on."""
     for role in ("sub", "pub0"):
         text = load(p43.fixture_name(role, fmt, intervals, cpu))
-        assert rerender(parse_perftest_output(text), fmt, intervals, cpu) == text
+        assert p43.rerender(parse_perftest_output(text), fmt, intervals, cpu) == text
 
 
 def test_rerender_notices_a_changed_field_width() -> None:
     text = load("rti43_sub_csv.txt")
     wider = text.replace("           100,", "            100,", 1)
-    assert rerender(parse_perftest_output(wider), "csv", True, False) != wider
+    assert p43.rerender(parse_perftest_output(wider), "csv", True, False) != wider
 
 
 def test_zero_avg_samples_is_printed_empty_by_perftest() -> None:
