@@ -1027,10 +1027,15 @@ int main(int argc, char **argv)
             DDS_VERSION, opt.sid, opt.num_pubs, opt.data_len,
             opt.best_effort ? "best effort" : "strict reliable", opt.keyed ? ", keyed" : "",
             opt.domain);
-  fprintf(stderr, "config: scale settings for ~%d participants (twice -num%s: Perftest gives "
-                  "each role only the other side's count)%s\n",
-          opt.est_participants, opt.pub ? "Subscribers" : "Publishers",
-          pt_large_test(&opt) ? ": large test" : "");
+  fprintf(stderr, "config: scale settings for %d participants (%s)%s\n", opt.est_participants,
+          opt.total_participants_set ? "-totalParticipants"
+          : opt.pub ? "2 x -numSubscribers: Perftest gives a publisher only that count"
+                    : "2 x -numPublishers: Perftest gives a subscriber only that count",
+          pt_large_test(&opt) ? "; large test" : "");
+  if (opt.pub && !opt.latency_test && opt.exec_time > 0 && !opt.num_iter_set)
+    fprintf(stderr, "config: the test ends after -executionTime %g s or -numIter %lld samples "
+                    "(Perftest's default), whichever comes first\n",
+            opt.exec_time, opt.num_iter);
   if (opt.output_file) {
     fflush(stdout);
     if (freopen(opt.output_file, "a", stdout) == NULL) {

@@ -44,7 +44,7 @@ typedef enum {
   O_NUM_ITER, O_NUM_PUBLISHERS, O_NUM_SUBSCRIBERS, O_OUTPUT_FILE, O_OUTPUT_FORMAT, O_PEER,
   O_PID, O_PUB, O_PUB_RATE, O_SEND_QUEUE_SIZE, O_SID, O_SUB, O_TRANSPORT,
   O_DISCOVERY_TIMEOUT, O_FINISH_TIMEOUT, O_LEASE_DURATION, O_SPDP_INTERVAL,
-  O_MAX_PARTICIPANT_INDEX, O_NO_PRINT_CONFIG,
+  O_MAX_PARTICIPANT_INDEX, O_NO_PRINT_CONFIG, O_TOTAL_PARTICIPANTS,
   O__COUNT
 } opt_id_t;
 
@@ -175,6 +175,7 @@ static const opt_def_t OPTS[] = {
   {"-spdpInterval", "<sec>", G_EXT, O_SPDP_INTERVAL},
   {"-maxParticipantIndex", "<n>", G_EXT, O_MAX_PARTICIPANT_INDEX},
   {"-noPrintConfig", NULL, G_EXT, O_NO_PRINT_CONFIG},
+  {"-totalParticipants", "<n>", G_EXT, O_TOTAL_PARTICIPANTS},
 };
 #define NOPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -264,7 +265,7 @@ static void usage(void)
          "    -peer ADDR (repeatable) -transport UDPv4\n"
          "mcastlab extensions: -discoveryTimeout S (120) -finishTimeout S (10)\n"
          "  -leaseDuration S (30) -spdpInterval S (30; 10 in large tests) -maxParticipantIndex N\n"
-         "  -noPrintConfig\n"
+         "  -noPrintConfig -totalParticipants N (2 x the other side's count)\n"
          "See perftest-wrappers/native/README.md.\n",
          prog);
 }
@@ -390,6 +391,7 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
     case O_SPDP_INTERVAL: o->spdp_interval = to_dbl(d->name, v, 0.1, 1e6); break;
     case O_MAX_PARTICIPANT_INDEX: o->max_participant_index = (int)to_int(d->name, v, 0, 120); break;
     case O_NO_PRINT_CONFIG: o->print_config = false; break;
+    case O_TOTAL_PARTICIPANTS: o->est_participants = (int)to_int(d->name, v, 2, 200000); break;
     case O_UNSUPPORTED:
     case O__COUNT: break;
     }
@@ -425,11 +427,14 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
   }
   if (o->pub && o->num_iter < o->latency_count)
     die("numIter (%lld) must be greater than latencyCount (%lld).", o->num_iter, o->latency_count);
+  o->total_participants_set = set[O_TOTAL_PARTICIPANTS];
+  o->num_iter_set = set[O_NUM_ITER];
   if (o->instances > 1) o->keyed = true;
   /* Scale settings need publishers + subscribers, but Perftest gives a publisher only
      -numSubscribers and a subscriber only -numPublishers: assume as many on each side
-     (the study's N x N tests; printed in the effective configuration). */
-  o->est_participants = 2 * (o->pub ? o->num_subs : o->num_pubs);
+     (the study's N x N tests) unless -totalParticipants says; printed in the effective
+     configuration. */
+  if (!set[O_TOTAL_PARTICIPANTS]) o->est_participants = 2 * (o->pub ? o->num_subs : o->num_pubs);
   /* Default (like Perftest on Connext Pro, which batches up to 8192 B): Cyclone's writer
      batching, a datagram is sent when full (MaxMessageSize) -- batch_size stays -1. Latency
      test and samples above 4096 B: no batching. Pings are flushed at once in every case. */

@@ -16,6 +16,8 @@ typedef struct {
   int pid, sid;
   int num_pubs, num_subs;    /* Perftest gives each role the other side's count only */
   int est_participants;      /* publishers + subscribers as estimated for the scale settings */
+  bool total_participants_set; /* -totalParticipants N gave it */
+  bool num_iter_set;
   int data_len;
   long long latency_count;
   bool latency_count_set;

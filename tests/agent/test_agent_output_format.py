@@ -61,3 +61,29 @@ def test_native_output_is_perftest43_layout(lab2: NetLab, agent: str, tmp_path: 
     assert len(blocks) == 1
     if intervals:
         assert blocks[0] == [float(v) for v in pub0.column("Latency (us)")]
+
+
+def test_no_output_headers_and_output_file(lab2: NetLab, agent: str, tmp_path: Path) -> None:
+    """-noOutputHeaders -outputFile F: publisher 0's rows alone, appended to F, in 4.3's
+    layout, and nothing on its stdout; the subscriber (no -outputFile) prints its rows
+    without any title or header on stdout. -nic given as an interface name (eth0) instead
+    of an address."""
+    outs = {"pub0": tmp_path / "pub0.csv"}
+    outs["pub0"].write_text("earlier run\n")  # appended to, as Perftest's printer does
+    res = run_agents(lab2, agent, 1, 1, ["-noOutputHeaders", "-nic", "eth0"], timeout=30,
+                     pub_args=["-executionTime", "2", "-latencyCount", "100",
+                               "-outputFile", str(outs["pub0"])])
+    assert all(r.rc == 0 for r in res), describe(res)
+    pub, sub = (next(r for r in res if r.role == x) for x in ("pub", "sub"))
+    assert pub.stdout == ""
+    assert sub.stdout and all("Bytes" not in line for line in sub.stdout.splitlines())
+    assert all('NetworkInterface name="eth0"' in r.stderr for r in res)
+    lines = outs["pub0"].read_text().splitlines()
+    assert lines[0] == "earlier run" and len(lines) > 3
+    rows, summary = lines[1:-1], lines[-1]
+    for row in rows:  # "%14d,%13lu,%9.0lf,%9.1lf,%9lu,%9lu"
+        fields = row.split(",")
+        assert [len(f) for f in fields] == [14, 13, 9, 9, 9, 9], row
+    fields = summary.split(",")  # "%19d,%9.0lf,%9.1lf,%9lu,%9lu,%9lu,%9lu,%9lu,%12lu,%14lu"
+    assert [len(f) for f in fields] == [19, 9, 9, 9, 9, 9, 9, 9, 12, 14], summary
+    assert int(fields[0]) == 100
