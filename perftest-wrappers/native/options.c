@@ -343,12 +343,32 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
       o->nic_is_name = !parse_ipv4(v, b);
       break;
     }
-    case O_PEER:
+    case O_PEER: {
       if (o->npeers >= PT_MAX_PEERS) die("too many -peer options (at most %d)", PT_MAX_PEERS);
-      if (strpbrk(v, "<\"&") != NULL || *v == '\0')
-        die("invalid value '%s' for -peer: must be a host address", v);
-      o->peers[o->npeers++] = v;
+      /* Connext's peer descriptor [N@]address, N = the highest participant id to contact
+         (also "[N]" or "[A-B]"), as RTI command lines carry it: the address goes to
+         Cyclone's Peers, N raises the participant indices probed on every peer. */
+      const char *at = strchr(v, '@');
+      const char *addr = at ? at + 1 : v;
+      if (strpbrk(addr, "<\"&@") != NULL || *addr == '\0')
+        die("invalid value '%s' for -peer: must be [N@]host address", v);
+      if (at) {
+        long hi = -1;
+        for (const char *c = v; c < at; c++) {
+          if (*c >= '0' && *c <= '9') {
+            char *end;
+            long x = strtol(c, &end, 10);
+            if (x > hi) hi = x;
+            c = end - 1;
+          } else if (*c != '[' && *c != ']' && *c != '-')
+            die("invalid value '%s' for -peer: the part before '@' must be N, [N] or [A-B]", v);
+        }
+        if (hi < 0 || hi > 120) die("invalid value '%s' for -peer: participant id from 0 to 120", v);
+        if (hi > o->peer_index_hint) o->peer_index_hint = (int)hi;
+      }
+      o->peers[o->npeers++] = addr;
       break;
+    }
     case O_DOMAIN: o->domain = (int)to_int(d->name, v, 0, 232); break;
     case O_LATENCY_TEST: o->latency_test = true; break;
     case O_NO_PRINT_INTERVALS: o->print_intervals = false; break;
@@ -441,6 +461,8 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
   if (o->batch_size < 0 && (o->latency_test || o->data_len * 2 > 8192)) o->batch_size = 0;
   /* Paced publishers send each sample when it is due: a batch would hold it back. */
   if (o->batch_size < 0 && o->pub_rate > 0) o->batch_size = 0;
-  if (o->npeers > 0 && o->max_participant_index < 0)
-    o->max_participant_index = o->est_participants > 120 ? 120 : o->est_participants;
+  if (o->npeers > 0 && o->max_participant_index < 0) {
+    int n = o->est_participants > o->peer_index_hint ? o->est_participants : o->peer_index_hint;
+    o->max_participant_index = n > 120 ? 120 : n;
+  }
 }

@@ -30,6 +30,7 @@ typedef struct {
   bool nic_is_name;          /* -nic eth0 (an interface name) rather than an address */
   const char *peers[PT_MAX_PEERS];
   int npeers;
+  int peer_index_hint;       /* highest N of the -peer N@address forms (0: none) */
   int domain;
   bool latency_test;
   bool print_intervals;

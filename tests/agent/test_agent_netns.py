@@ -162,16 +162,24 @@ def test_sigterm_prints_summary_and_exits_0(lab2: NetLab, agent: str, victim: st
         assert sub.returncode == 0
 
 
-@pytest.mark.parametrize("multicast", [False, True])
-def test_unicast_peers_discovery(lab4: NetLab, agent: str, multicast: bool) -> None:
-    """The explicit fully-unicast discovery variant (-peer list, ParticipantIndex auto)."""
-    peers = [x for i in range(lab4.n) for x in ("-peer", lab4.ip(i))]
+@pytest.mark.parametrize(("multicast", "descriptor"),
+                         [(False, False), (True, False), (False, True)])
+def test_unicast_peers_discovery(lab4: NetLab, agent: str, multicast: bool,
+                                 descriptor: bool) -> None:
+    """The explicit fully-unicast discovery variant (-peer list, ParticipantIndex auto);
+    ``descriptor``: the peers written as RTI command lines carry them, ``N@address``
+    (N = the highest participant id: it raises the indices probed per host)."""
+    peers = [x for i in range(lab4.n)
+             for x in ("-peer", f"9@{lab4.ip(i)}" if descriptor else lab4.ip(i))]
     args = ["-latencyCount", "100", *peers, *(["-multicast"] if multicast else [])]
     res = run_agents(lab4, agent, 2, 3, args, pub_args=["-executionTime", "3"], timeout=25)
     diag = describe(res)
     assert all(r.rc == 0 for r in res), diag
     pub0 = next(r for r in res if r.role == "pub" and r.index == 0)
     assert "discovery: unicast peers list" in pub0.stderr
+    if descriptor:
+        assert "<MaxAutoParticipantIndex>9</MaxAutoParticipantIndex>" in pub0.stderr
+        assert f'<Peer address="{lab4.ip(0)}"/>' in pub0.stderr
     total = sum(r.sent() for r in res if r.role == "pub")
     for r in res:
         if r.role == "sub":
