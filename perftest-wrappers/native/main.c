@@ -1029,6 +1029,7 @@ int main(int argc, char **argv)
             opt.domain);
   fprintf(stderr, "config: scale settings for %d participants (%s)%s\n", opt.est_participants,
           opt.total_participants_set ? "-totalParticipants"
+          : opt.both_counts ? "-numPublishers + -numSubscribers"
           : opt.pub ? "2 x -numSubscribers: Perftest gives a publisher only that count"
                     : "2 x -numPublishers: Perftest gives a subscriber only that count",
           pt_large_test(&opt) ? "; large test" : "");

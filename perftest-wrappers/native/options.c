@@ -420,11 +420,15 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
   if (o->pub && o->sub) die("Cannot use '-pub' while setting '-sub'.");
   if (!o->pub && !o->sub) die("one of -pub and -sub is required (the native agent has no default role)");
   /* Perftest's role check: every option of the other role's group, in table order, one
-     message each. */
+     message each. One exception (mcastlab's runner relies on it, NATIVE_CROSS_ROLE in
+     experiments/agent_options.py): the other side's count, -numPublishers with -pub and
+     -numSubscribers with -sub, is accepted, for the id range check and the scale settings;
+     RTI Perftest refuses it, so command lines meant for both agents leave it out. */
   int bad = 0;
   for (size_t k = 0; k < NOPTS; k++) {
     const opt_def_t *d = &OPTS[k];
     if (d->id == O_UNSUPPORTED || given[d->id] != d) continue;
+    if ((d->id == O_NUM_PUBLISHERS && o->pub) || (d->id == O_NUM_SUBSCRIBERS && o->sub)) continue;
     if (d->group == G_PUB && o->sub) {
       fprintf(stderr, "%s: Cannot use '%s' while setting '-sub'.\n", prog, d->name);
       bad++;
@@ -445,16 +449,26 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
     if (o->batch_size > 0) die("-batchSize must be 0 with -latencyTest (Perftest disables batching)");
     if (o->pub_rate > 0) die("-pubRate cannot be used with -latencyTest");
   }
+  if (o->pub && set[O_NUM_PUBLISHERS] && o->pid >= o->num_pubs)
+    die("-pidMultiPubTest must be below -numPublishers (%d)", o->num_pubs);
+  if (o->sub && set[O_NUM_SUBSCRIBERS] && o->sid >= o->num_subs)
+    die("-sidMultiSubTest must be below -numSubscribers (%d)", o->num_subs);
   if (o->pub && o->num_iter < o->latency_count)
     die("numIter (%lld) must be greater than latencyCount (%lld).", o->num_iter, o->latency_count);
   o->total_participants_set = set[O_TOTAL_PARTICIPANTS];
   o->num_iter_set = set[O_NUM_ITER];
   if (o->instances > 1) o->keyed = true;
   /* Scale settings need publishers + subscribers, but Perftest gives a publisher only
-     -numSubscribers and a subscriber only -numPublishers: assume as many on each side
-     (the study's N x N tests) unless -totalParticipants says; printed in the effective
-     configuration. */
-  if (!set[O_TOTAL_PARTICIPANTS]) o->est_participants = 2 * (o->pub ? o->num_subs : o->num_pubs);
+     -numSubscribers and a subscriber only -numPublishers: -totalParticipants, or both
+     counts when the runner gives them (see the role check), or as many on each side as
+     the count given (the study's N x N tests); printed in the effective configuration. */
+  o->both_counts = set[O_NUM_PUBLISHERS] && set[O_NUM_SUBSCRIBERS];
+  if (set[O_TOTAL_PARTICIPANTS]) {
+  } else if (o->both_counts) {
+    o->est_participants = o->num_pubs + o->num_subs;
+  } else {
+    o->est_participants = 2 * (o->pub ? o->num_subs : o->num_pubs);
+  }
   /* Default (like Perftest on Connext Pro, which batches up to 8192 B): Cyclone's writer
      batching, a datagram is sent when full (MaxMessageSize) -- batch_size stays -1. Latency
      test and samples above 4096 B: no batching. Pings are flushed at once in every case. */

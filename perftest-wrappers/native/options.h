@@ -17,6 +17,7 @@ typedef struct {
   int num_pubs, num_subs;    /* Perftest gives each role the other side's count only */
   int est_participants;      /* publishers + subscribers as estimated for the scale settings */
   bool total_participants_set; /* -totalParticipants N gave it */
+  bool both_counts;          /* -numPublishers and -numSubscribers both given */
   bool num_iter_set;
   int data_len;
   long long latency_count;

@@ -46,11 +46,12 @@ def test_bad_arguments_exit_2_with_one_line_naming_the_option(
     assert r.stdout == ""
 
 
-# Perftest 4.3's role groups (ParameterManager.cxx): publisher-only and subscriber-only.
-PUB_ONLY = [("-numSubscribers", "2"), ("-pidMultiPubTest", "0"), ("-latencyCount", "10"),
-            ("-latencyTest", None), ("-executionTime", "5"), ("-numIter", "100"),
-            ("-batchSize", "0"), ("-latencyFile", "x.csv"), ("-pubRate", "10")]
-SUB_ONLY = [("-numPublishers", "2"), ("-sidMultiSubTest", "0")]
+# Perftest 4.3's role groups (ParameterManager.cxx): publisher-only and subscriber-only
+# (-numSubscribers and -numPublishers: see the cross-count test below).
+PUB_ONLY = [("-pidMultiPubTest", "0"), ("-latencyCount", "10"), ("-latencyTest", None),
+            ("-executionTime", "5"), ("-numIter", "100"), ("-batchSize", "0"),
+            ("-latencyFile", "x.csv"), ("-pubRate", "10")]
+SUB_ONLY = [("-sidMultiSubTest", "0")]
 
 
 @pytest.mark.parametrize(("role", "other", "opt", "value"),
@@ -65,12 +66,31 @@ def test_an_option_of_the_other_role_is_perftests_error(
 
 
 def test_every_role_conflict_is_reported_in_perftests_table_order(agent: str) -> None:
-    r = run(agent, "-sub", "-numSubscribers", "3", "-latencyCount", "5", "-batchSize", "0")
+    r = run(agent, "-sub", "-latencyCount", "5", "-executionTime", "3", "-batchSize", "0")
     assert r.returncode == 2
     assert [line.split(": ", 1)[1] for line in r.stderr.splitlines()] == [
         "Cannot use '-batchSize' while setting '-sub'.",
-        "Cannot use '-latencyCount' while setting '-sub'.",
-        "Cannot use '-numSubscribers' while setting '-sub'."]
+        "Cannot use '-executionTime' while setting '-sub'.",
+        "Cannot use '-latencyCount' while setting '-sub'."]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-pub", "-numPublishers", "2", "-pidMultiPubTest", "2"],
+         "-pidMultiPubTest must be below -numPublishers (2)"),
+        (["-sub", "-numSubscribers", "3", "-sidMultiSubTest", "5"],
+         "-sidMultiSubTest must be below -numSubscribers (3)"),
+    ],
+)
+def test_the_other_sides_count_is_the_one_accepted_exception(
+    agent: str, args: list[str], message: str
+) -> None:
+    """mcastlab's runner gives the native agent both counts (NATIVE_CROSS_ROLE in
+    experiments/agent_options.py): accepted and used (here: the id range check), where
+    RTI Perftest would refuse them."""
+    r = run(agent, *args)
+    assert r.returncode == 2 and r.stderr == f"perftest_cyclone: {message}\n"
 
 
 @pytest.mark.parametrize(
@@ -78,8 +98,8 @@ def test_every_role_conflict_is_reported_in_perftests_table_order(agent: str) ->
     [
         (["-sub", "-LATENCYC", "5"], "-latencyCount"),  # case-insensitive prefix
         (["-sub", "-latency", "5"], "-latencyCount"),  # first in Perftest's table order
-        (["-sub", "-numS", "2"], "-numSubscribers"),
-        (["-pub", "-numP", "2"], "-numPublishers"),
+        (["-sub", "-numI", "200"], "-numIter"),
+        (["-pub", "-sidM", "2"], "-sidMultiSubTest"),
         (["-sub", "-nic", "eth0", "-multicastAddr", "239.1.1.1,239.1.1.2,239.1.1.3",
           "-noPrint", "-pidM", "0"], "-pidMultiPubTest"),  # the others were accepted
     ],

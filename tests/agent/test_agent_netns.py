@@ -117,14 +117,16 @@ def test_never_appearing_and_dying_peers(lab2: NetLab, agent: str, tmp_path: Pat
     """Acceptance 6: bounded waits with non-zero exits naming who was missing."""
     common = ["-noPrintConfig", "-discoveryTimeout", "3", "-finishTimeout", "3",
               "-leaseDuration", "2"]
-    sub_common = ["-numPublishers", "1", *common]
-    pub_common = ["-numSubscribers", "2", *common]
+    # both counts, as the campaign runner gives them to the native agent (NATIVE_CROSS_ROLE)
+    sub_common = ["-numPublishers", "1", "-numSubscribers", "2", *common]
+    pub_common = ["-numSubscribers", "2", "-numPublishers", "1", *common]
     # (a) subscriber 1 never appears
     sub0 = lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", "0", "-nic", lab2.ip(1), *sub_common])
     pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "2", *pub_common])
     _, perr = pub.communicate(timeout=20)
     _, serr = sub0.communicate(timeout=20)
     assert pub.returncode == 1 and "saw 1 of 2 subscribers" in perr and "missing 1" in perr, perr
+    assert "scale settings for 3 participants (-numPublishers + -numSubscribers)" in perr
     assert sub0.returncode == 1 and "vanished before FINISHED: 0" in serr, serr
     # (b) subscriber 1 is killed (SIGKILL) during the run
     subs = [lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", str(i), "-nic", lab2.ip(1),
