@@ -1,22 +1,32 @@
 """Parse the stdout of an RTI Perftest-compatible agent into typed tables.
 
 Every agent (native Cyclone agent, real RTI Perftest, any future one) prints Perftest's
-tables; this module is the one place that reads them. The three output formats give the
-same result: columns are named exactly as Perftest's CSV printer names them (JSON keys and
-legacy fields are mapped onto those names), so downstream code never depends on the format.
+tables; this module is the one place that reads them. It reads Perftest 4.x's output
+(release 4.3's ``PerftestPrinter.cxx``: ``Sample Size (Bytes)``, ``Avg``, ``μs``, JSON
+``"CPU"``, legacy ``One-Way Latency:``) and the earlier strings (3.x and the native agent
+before it printed 4.3's: ``Length (Bytes)``, ``Ave``, ``us``), in the csv, json and legacy
+formats, with or without interval rows (``-noPrintIntervals``) and ``-cpu``.
+
+Downstream code sees one set of column names whatever the format, version and agent
+(:data:`TP_INTERVAL`, :data:`TP_SUMMARY`, :data:`LAT_INTERVAL`, :data:`LAT_SUMMARY`, plus
+``CPU (%)`` with ``-cpu``): the ASCII names ``Length (Bytes)``, ``Ave ...`` and ``(us)``.
 
 >>> out = parse_perftest_output('''
 ... Interval Throughput for 100 Bytes:
-... Length (Bytes), Total Samples,  Samples/s, Ave Samples/s, Mbps, Ave Mbps, Lost Samples, \
-Lost Samples (%)
-... 100, 130422, 126464, 126464, 101.2, 101.2, 0, 0.00
+... Length (Bytes), Total Samples,  Samples/s, Avg Samples/s,     Mbps,  Avg Mbps, \
+Lost Samples, Lost Samples (%)
+...            100,        130422,     126464,        126464,    101.2,     101.2, 0, 0.00
 ...
 ... Throughput Summary:
-... Length (Bytes), Total Samples, Ave Samples/s, Ave Mbps, Lost Samples, Lost Samples (%)
-... 100, 323520, 107867, 86.3, 0, 0.00
+... Sample Size (Bytes), Total Samples, Avg Samples/s,    Avg Mbps, Lost Samples, \
+Lost Samples (%)
+...                 100,        323520,        107867,        86.3,   0,    0.00
 ... ''')
->>> out.role, out.interval_columns[2], out.intervals[0][2], out.summary["Total Samples"]
-('subscriber', 'Samples/s', 126464, 323520)
+>>> out.role, out.interval_columns[3], out.intervals[0][2], out.summary["Total Samples"]
+('subscriber', 'Ave Samples/s', 126464, 323520)
+
+Not read: ``-noOutputHeaders`` csv (rows without a header cannot be told apart) and
+``-showSerializationTime`` columns of the legacy format.
 
 Reference: rticommunity/rtiperftest ``srcCppCommon/PerftestPrinter.cxx`` and ``srcDoc/``.
 """
@@ -83,27 +93,63 @@ def _num(s: str) -> Number:
     return float(s)
 
 
-def _numeric_row(line: str, width: int) -> list[Number] | None:
+def _numeric_row(line: str, width: int, blank_zero: int | None = None) -> list[Number] | None:
+    """The numbers of a CSV row of ``width`` fields, or None. ``blank_zero``: the index of
+    a field printed with C's ``%14.0llu`` (Perftest 4.x's summary "Avg Samples/s"), which
+    prints nothing at all for 0."""
     parts = line.split(",")
     if len(parts) != width:
         return None
+    if blank_zero is not None and parts[blank_zero].strip() == "" and parts[0].strip():
+        parts[blank_zero] = "0"
     try:
         return [_num(p) for p in parts]
     except ValueError:
         return None
 
 
+# ---- column names ----------------------------------------------------------------------
+
+TP_INTERVAL = ["Length (Bytes)", "Total Samples", "Samples/s", "Ave Samples/s", "Mbps",
+               "Ave Mbps", "Lost Samples", "Lost Samples (%)"]
+TP_SUMMARY = ["Length (Bytes)", "Total Samples", "Ave Samples/s", "Ave Mbps", "Lost Samples",
+              "Lost Samples (%)"]
+LAT_INTERVAL = ["Length (Bytes)", "Latency (us)", "Ave (us)", "Std (us)", "Min (us)",
+                "Max (us)"]
+LAT_SUMMARY = ["Length (Bytes)", "Ave (us)", "Std (us)", "Min (us)", "Max (us)", "50% (us)",
+               "90% (us)", "99% (us)", "99.99% (us)", "99.9999% (us)"]
+CPU = "CPU (%)"
+
+
+def canonical_column(name: str) -> str:
+    """A printed column name → the one downstream code uses (4.x's ``Sample Size
+    (Bytes)``, ``Avg`` and ``μs`` → ``Length (Bytes)``, ``Ave`` and ``us``).
+
+    >>> canonical_column("Avg Samples/s"), canonical_column("99.99% (μs)")
+    ('Ave Samples/s', '99.99% (us)')
+    """
+    name = name.strip()
+    if name == "Sample Size (Bytes)":
+        return "Length (Bytes)"
+    if name.startswith("Avg "):
+        name = "Ave " + name[4:]
+    return name.replace("(μs)", "(us)")
+
+
 # ---- CSV -----------------------------------------------------------------------------
 
+_HEADER = re.compile(r"^\s*(Length|Sample Size) \(Bytes\),")
+
+
 def _classify(columns: list[str]) -> tuple[str, bool]:
-    """(kind, is_summary) of a CSV header."""
+    """(kind, is_summary) of a CSV header (canonical names)."""
     if any(c.startswith("Latency (") for c in columns):
         return "latency", False
     if any(c.startswith("50% (") for c in columns):
         return "latency", True
     if "Samples/s" in columns:
         return "throughput", False
-    if any(c in ("Ave Samples/s", "Avg Samples/s") for c in columns):
+    if "Ave Samples/s" in columns:
         return "throughput", True
     raise PerftestParseError(f"unknown Perftest table header: {', '.join(columns)}")
 
@@ -113,17 +159,18 @@ def _parse_csv(lines: list[str]) -> PerftestOutput:
     i = 0
     while i < len(lines):
         line = lines[i].strip()
-        if not line.startswith("Length (Bytes)"):
+        if not _HEADER.match(line):
             i += 1
             continue
-        columns = [c.strip() for c in line.split(",")]
+        columns = [canonical_column(c) for c in line.split(",")]
         kind, is_summary = _classify(columns)
+        blank = columns.index("Ave Samples/s") if is_summary and kind == "throughput" else None
         if out.kind is None:
             out.kind = kind  # type: ignore[assignment]
         i += 1
         rows: list[list[Number]] = []
         while i < len(lines):
-            row = _numeric_row(lines[i], len(columns))
+            row = _numeric_row(lines[i], len(columns), blank)
             if row is None:
                 if lines[i].strip() == "" and not rows:
                     i += 1
@@ -137,8 +184,6 @@ def _parse_csv(lines: list[str]) -> PerftestOutput:
         else:
             out.interval_columns = columns
             out.intervals.extend(rows)
-    # Without interval headers (-noPrintIntervals) a summary header may print only once
-    # and later summary rows follow other lines: they were collected above as rows.
     return out
 
 
@@ -147,22 +192,22 @@ def _parse_csv(lines: list[str]) -> PerftestOutput:
 _JSON_TP_INTERVAL = {
     "length": "Length (Bytes)", "packets": "Total Samples", "packets/s": "Samples/s",
     "packets/s_ave": "Ave Samples/s", "mbps": "Mbps", "mbps_ave": "Ave Mbps",
-    "lost": "Lost Samples", "lost_percent": "Lost Samples (%)", "cpu": "CPU (%)",
+    "lost": "Lost Samples", "lost_percent": "Lost Samples (%)", "CPU": CPU, "cpu": CPU,
 }
 _JSON_TP_SUMMARY = {
     "packets": "Total Samples", "packets/sAve": "Ave Samples/s", "mbpsAve": "Ave Mbps",
-    "lost": "Lost Samples", "lostPercent": "Lost Samples (%)", "cpu": "CPU (%)",
+    "lost": "Lost Samples", "lostPercent": "Lost Samples (%)", "CPU": CPU, "cpu": CPU,
 }
 _JSON_LAT_INTERVAL = {
     "latency": "Latency (us)", "latency_ave": "Ave (us)", "latency_std": "Std (us)",
-    "latency_min": "Min (us)", "latency_max": "Max (us)", "cpu": "CPU (%)",
+    "latency_min": "Min (us)", "latency_max": "Max (us)", "CPU": CPU, "cpu": CPU,
 }
 _JSON_LAT_SUMMARY = {
     "latency_ave": "Ave (us)", "latency_std": "Std (us)", "latency_min": "Min (us)",
     "latency_max": "Max (us)", "latency_50": "50% (us)", "latency_90": "90% (us)",
     "latency_99": "99% (us)", "latency_99.99": "99.99% (us)", "latency_99.9999": "99.9999% (us)",
     "serialize": "Serialization (us)", "deserialize": "Deserialization (us)",
-    "total_s": "Total (us)", "cpu": "CPU (%)",
+    "total_s": "Total (us)", "CPU": CPU, "cpu": CPU,
 }
 
 
@@ -178,12 +223,19 @@ def _map(d: dict[str, object], names: dict[str, str]) -> dict[str, Number]:
 
 
 def _parse_json(text: str) -> PerftestOutput:
+    out = PerftestOutput(role="unknown", format="json")
     start = text.index('{"perftest"')
+    if '"length"' not in text[start:]:
+        # A publisher other than 0 prints only Perftest's brackets, which are not valid
+        # JSON ('{"perftest": [ { ] }'): nothing to read.
+        return out
     try:
         doc = json.loads(text[start:])
     except json.JSONDecodeError:
-        doc = json.JSONDecoder().raw_decode(text[start:])[0]
-    out = PerftestOutput(role="unknown", format="json")
+        try:
+            doc = json.JSONDecoder().raw_decode(text[start:])[0]
+        except json.JSONDecodeError as e:
+            raise PerftestParseError(f"malformed Perftest JSON: {e}") from None
     for block in doc.get("perftest", []):
         length = block.get("length")
         summary = block.get("summary", {})
@@ -217,7 +269,7 @@ _LEG_TP_SUM = re.compile(
     rf"Lost:\s*{_F}\s+\({_F}%\){_CPU}\s*$")
 _U = r"\s*(?:us|ns|μs)"
 _LEG_LAT_IV = re.compile(
-    rf"^One way Latency:\s*{_F}{_U}\s+Ave\s+{_F}{_U}\s+Std\s+{_F}{_U}\s+Min\s+{_F}{_U}\s+"
+    rf"^One[- ][Ww]ay Latency:\s*{_F}{_U}\s+Ave\s+{_F}{_U}\s+Std\s+{_F}{_U}\s+Min\s+{_F}{_U}\s+"
     rf"Max\s+{_F}{_U}{_CPU}\s*$")
 _LEG_LAT_SUM = re.compile(
     rf"^Length:\s*{_F}\s+Latency: Ave\s+{_F}{_U}\s+Std\s+{_F}{_U}\s+Min\s+{_F}{_U}\s+Max\s+{_F}{_U}"
@@ -225,18 +277,15 @@ _LEG_LAT_SUM = re.compile(
     rf"99\.9999%\s+{_F}{_U}{_CPU}\s*$")
 _LEG_LEN = re.compile(r"^\*+ New data length is (\d+)")
 
-_TP_IV_COLS = ["Length (Bytes)", "Total Samples", "Samples/s", "Ave Samples/s", "Mbps",
-               "Ave Mbps", "Lost Samples", "Lost Samples (%)"]
-_TP_SUM_COLS = ["Length (Bytes)", "Total Samples", "Ave Samples/s", "Ave Mbps", "Lost Samples",
-                "Lost Samples (%)"]
-_LAT_IV_COLS = ["Length (Bytes)", "Latency (us)", "Ave (us)", "Std (us)", "Min (us)", "Max (us)"]
-_LAT_SUM_COLS = ["Length (Bytes)", "Ave (us)", "Std (us)", "Min (us)", "Max (us)", "50% (us)",
-                 "90% (us)", "99% (us)", "99.99% (us)", "99.9999% (us)"]
+_TP_IV_COLS = TP_INTERVAL
+_TP_SUM_COLS = TP_SUMMARY
+_LAT_IV_COLS = LAT_INTERVAL
+_LAT_SUM_COLS = LAT_SUMMARY
 
 
 def _groups(m: re.Match[str], cols: list[str]) -> tuple[list[str], list[Number]]:
     vals = [_num(g) for g in m.groups() if g is not None]
-    names = cols + (["CPU (%)"] if len(vals) > len(cols) else [])
+    names = cols + ([CPU] if len(vals) > len(cols) else [])
     return names, vals
 
 
@@ -273,9 +322,10 @@ def _parse_legacy(lines: list[str]) -> PerftestOutput:
 def detect_format(text: str) -> Literal["csv", "json", "legacy", "empty"]:
     if '{"perftest"' in text:
         return "json"
-    if re.search(r"^\s*Length \(Bytes\)", text, re.M):
+    if re.search(r"^\s*(Length|Sample Size) \(Bytes\),", text, re.M):
         return "csv"
-    if re.search(r"^\s*(Packets:|One way Latency:|Length:\s*\d+\s+(Packets|Latency):)", text, re.M):
+    if re.search(r"^\s*(Packets:|One[- ][Ww]ay Latency:|Length:\s*\d+\s+(Packets|Latency):)",
+                 text, re.M):
         return "legacy"
     return "empty"
 
@@ -309,14 +359,45 @@ def parse_perftest_output(text: str) -> PerftestOutput:
 
 
 def parse_latency_file(text: str) -> list[float]:
-    """The agent's ``-latencyFile``: one one-way latency in µs per line."""
-    values: list[float] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
+    """A ``-latencyFile``: one-way latencies in µs, in arrival order.
+
+    Reads Perftest 4.1+'s layout (per data length, appended: a ``Sample Number, Value``
+    header, ``i, v`` rows, a blank line) and the older one value per line; the blocks of
+    several data lengths are concatenated (see :func:`parse_latency_file_blocks`).
+
+    >>> parse_latency_file("Sample Number, Value\\n0, 41\\n1, 40\\n\\n")
+    [41.0, 40.0]
+    """
+    return [v for block in parse_latency_file_blocks(text) for v in block]
+
+
+def parse_latency_file_blocks(text: str) -> list[list[float]]:
+    """The blocks of a ``-latencyFile`` (one per header or per run of old-style lines)."""
+    blocks: list[list[float]] = []
+    cur: list[float] | None = None
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
         if not line:
+            cur = None
             continue
+        if line.replace(" ", "").lower() == "samplenumber,value":
+            cur = []
+            blocks.append(cur)
+            continue
+        parts = [p.strip() for p in line.split(",")]
         try:
-            values.append(float(line))
+            if len(parts) == 2:
+                int(parts[0])
+                value = float(parts[1])
+            elif len(parts) == 1:
+                value = float(parts[0])
+            else:
+                raise ValueError(line)
         except ValueError:
-            raise PerftestParseError(f"latency file line {n}: not a number: {line!r}") from None
-    return values
+            raise PerftestParseError(f"latency file line {n}: not a latency sample: {line!r}"
+                                     ) from None
+        if cur is None:
+            cur = []
+            blocks.append(cur)
+        cur.append(value)
+    return blocks

@@ -59,7 +59,7 @@ echo "bench: $secs s per measurement; namespaces $nsa ($ipa) and $nsb ($ipb) on 
 bg "$nsb" "$work/asub" "$agent" -sub -nic "$ipb" -dataLen 100 -noPrintConfig
 ip netns exec "$nsa" "$agent" -pub -nic "$ipa" -dataLen 100 -executionTime "$secs" -noPrintConfig >/dev/null 2>"$work/apub.err"
 wait "${pids[-1]}"
-agent_tp=$(awk -F, '/^Length \(Bytes\), Total Samples, Ave/ {getline; print $3+0}' "$work/asub")
+agent_tp=$(awk -F, '/^Sample Size \(Bytes\), Total Samples, Avg/ {getline; print $3+0}' "$work/asub")
 
 # 1b. ddsperf throughput (keep-all reliable, its defaults); average of the per-second
 # rates after the first second
@@ -70,10 +70,11 @@ wait "${pids[-1]}" || true
 ddsperf_tp=$(awk '/ size 100 .* rate / {for (i = 1; i <= NF; i++) if ($i == "rate") {r = $(i + 1); if (r > 0) {n++; if (n > 1) {s += r; k++}}}} END {if (k) printf "%.0f", s / k * 1000; else print 0}' "$work/dsub")
 
 # 2a. agent latency test
-bg "$nsb" "$work/alsub" "$agent" -sub -nic "$ipb" -dataLen 100 -latencyTest -noPrintConfig
+# (-latencyTest is a publisher-only option in Perftest 4.x)
+bg "$nsb" "$work/alsub" "$agent" -sub -nic "$ipb" -dataLen 100 -noPrintConfig
 ip netns exec "$nsa" "$agent" -pub -nic "$ipa" -dataLen 100 -latencyTest -executionTime "$secs" -noPrintIntervals -noPrintConfig >"$work/alpub" 2>"$work/alpub.err"
 wait "${pids[-1]}"
-agent_lat=$(awk -F, '/^Length \(Bytes\), Ave/ {getline; print $6+0}' "$work/alpub")
+agent_lat=$(awk -F, '/^Sample Size \(Bytes\), Ave/ {getline; print $6+0}' "$work/alpub")
 
 # 2b. ddsperf ping/pong (ping prints one-way = RTT/2 statistics once a second)
 bg "$nsb" "$work/dpong" env CYCLONEDDS_URI="$(uri "$ipb")" ddsperf -D "$((secs + 2))" pong

@@ -33,7 +33,7 @@ const char *pt_mode_description(const pt_options_t *o)
 
 double pt_heartbeat_interval_s(const pt_options_t *o)
 {
-  double p = (double)(o->num_pubs + o->num_subs);
+  double p = (double)o->est_participants;
   double hb = p * p / 7500.0;
   return hb < 1.0 ? 1.0 : hb > 3.0 ? 3.0 : hb;
 }
@@ -60,7 +60,9 @@ const char *pt_config_xml(const pt_options_t *o)
   add("<CycloneDDS><Domain id=\"any\"><General>");
   add("<AllowMulticast>%s</AllowMulticast>", allow);
   add("<MulticastTimeToLive>32</MulticastTimeToLive>");
-  if (o->nic[0]) add("<Interfaces><NetworkInterface address=\"%s\"/></Interfaces>", o->nic);
+  if (o->nic[0])
+    add("<Interfaces><NetworkInterface %s=\"%s\"/></Interfaces>", o->nic_is_name ? "name" : "address",
+        o->nic);
   add("</General><Discovery>");
   add("<LeaseDuration>%gs</LeaseDuration>", o->lease_duration);
   double spdp = pt_spdp_interval_s(o);

@@ -205,13 +205,13 @@ static int count_true(const bool *a, int n)
 static struct {
   pthread_mutex_t m;
   pthread_cond_t c;
-  double *v;
+  unsigned long *v; /* one-way latencies in µs, in arrival order (Perftest's _latency_history) */
   size_t n, cap;
-  double sum, sumsq, min, max;
+  unsigned long long sum, sumsq;
+  unsigned long min, max;
   uint64_t *per_sub;
-  uint64_t last_echo_seq;
-  bool have_echo;
-  FILE *file;
+  uint64_t echoes;   /* every echo, the discarded first one included */
+  uint64_t skew;     /* echoes stamped before they were sent (Perftest: clock skew) */
 } lat = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
 
 /* -latencyTest: the next ping leaves from the echo listener itself (no thread hand-off on
@@ -260,40 +260,43 @@ static void on_echo(dds_entity_t rd, void *arg)
     for (int i = 0; i < n; i++) {
       const perftest_TestData_t *s = buf[i];
       if (!info[i].valid_data || s->kind != KIND_ECHO) continue;
-      double us = (double)(t - s->ts) / 2000.0;
-      if (us < 0) us = 0;
+      /* Perftest: integer microseconds, half the round trip. */
+      int64_t now_us = t / 1000, sent_us = s->ts / 1000;
       pthread_mutex_lock(&lat.m);
-      if (lat.n == lat.cap) {
-        size_t nc = lat.cap ? lat.cap * 2 : 4096;
-        double *nv = realloc(lat.v, nc * sizeof *nv);
-        if (nv == NULL) abort();
-        lat.v = nv;
-        lat.cap = nc;
-      }
-      lat.v[lat.n++] = us;
-      lat.sum += us;
-      lat.sumsq += us * us;
-      if (lat.n == 1 || us < lat.min) lat.min = us;
-      if (lat.n == 1 || us > lat.max) lat.max = us;
+      bool first = lat.echoes++ == 0, ok = now_us >= sent_us;
+      unsigned long us = ok ? (unsigned long)((now_us - sent_us) / 2) : 0;
       if (s->sub_id >= 0 && s->sub_id < opt.num_subs) lat.per_sub[s->sub_id]++;
-      if (lat.file) fprintf(lat.file, "%.1f\n", us);
-      lat.last_echo_seq = s->seq;
-      lat.have_echo = true;
+      if (!ok) lat.skew++;
+      /* Perftest discards the first pong (it only opens the table: header, counters reset). */
+      bool keep = ok && !first;
+      if (keep) {
+        if (lat.n == lat.cap) {
+          size_t nc = lat.cap ? lat.cap * 2 : 4096;
+          unsigned long *nv = realloc(lat.v, nc * sizeof *nv);
+          if (nv == NULL) abort();
+          lat.v = nv;
+          lat.cap = nc;
+        }
+        lat.v[lat.n++] = us;
+        lat.sum += us;
+        lat.sumsq += (unsigned long long)us * us;
+        if (lat.n == 1 || us < lat.min) lat.min = us;
+        if (lat.n == 1 || us > lat.max) lat.max = us;
+      }
       perftest_TestData_t next;
       bool send = lt.active && !lt.done && s->seq == lt.cur && lt_next_locked(&next);
       size_t cnt = lat.n;
-      double ave = lat.sum / (double)cnt;
-      double var = lat.sumsq / (double)cnt - ave * ave;
-      pt_latency_info_t li = {.latency = (unsigned long)llround(us),
-                              .average = ave,
-                              .std = var > 0 ? sqrt(var) : 0.0,
-                              .minimum = (unsigned long)llround(lat.min),
-                              .maximum = (unsigned long)llround(lat.max)};
+      pt_latency_interval_t li = {.latency = us, .minimum = lat.min, .maximum = lat.max};
+      if (cnt > 0) {
+        li.average = (double)lat.sum / (double)cnt;
+        double var = (double)lat.sumsq / (double)cnt - li.average * li.average;
+        li.std = var > 0 ? sqrt(var) : 0.0;
+      }
       if (!lt.active) pthread_cond_broadcast(&lat.c); /* -latencyTest: the main thread polls */
       pthread_mutex_unlock(&lat.m);
       if (send) lt_write(&next);
-      if (opt.print_intervals) {
-        if (cnt == 1) pr_latency_header();
+      if (first) pr_latency_header();
+      else if (keep && opt.print_intervals) {
         li.cpu = opt.cpu ? pr_cpu_instant() : 0.0;
         pr_latency_interval(&li);
       }
@@ -303,44 +306,65 @@ static void on_echo(dds_entity_t rd, void *arg)
   }
 }
 
-static int cmp_double(const void *a, const void *b)
+static int cmp_ulong(const void *a, const void *b)
 {
-  double x = *(const double *)a, y = *(const double *)b;
+  unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
   return (x > y) - (x < y);
+}
+
+/* Perftest 4.1+ -latencyFile: appended, a "Sample Number, Value" header, "i, v" rows in
+   arrival order, a blank line after the block. */
+static void write_latency_file(void)
+{
+  FILE *f = fopen(opt.latency_file, "a");
+  if (f == NULL) {
+    fprintf(stderr, "publisher 0: cannot write -latencyFile %s: %s\n", opt.latency_file,
+            strerror(errno));
+    return;
+  }
+  fprintf(stderr, "Saving latency information in \"%s\".\n", opt.latency_file);
+  fprintf(f, "Sample Number, Value\n");
+  for (size_t i = 0; i < lat.n; i++) fprintf(f, "%zu, %lu\n", i, lat.v[i]);
+  fprintf(f, "\n");
+  fclose(f);
 }
 
 static void print_latency_summary(void)
 {
   pthread_mutex_lock(&lat.m);
   size_t n = lat.n;
-  if (n == 0) {
-    pthread_mutex_unlock(&lat.m);
-    fprintf(stderr, "publisher 0: no echo (pong) received: no latency summary; increase the run "
-                    "length or lower -latencyCount\n");
-    return;
-  }
-  qsort(lat.v, n, sizeof *lat.v, cmp_double);
-  double ave = lat.sum / (double)n, var = lat.sumsq / (double)n - ave * ave;
-#define PCT(num, den) ((unsigned long)llround(lat.v[(size_t)((double)n * (num) / (den))]))
-  pt_latency_info_t li = {.average = ave,
-                          .std = var > 0 ? sqrt(var) : 0.0,
-                          .minimum = (unsigned long)llround(lat.min),
-                          .maximum = (unsigned long)llround(lat.max),
-                          .p50 = PCT(50, 100),
-                          .p90 = PCT(90, 100),
-                          .p99 = PCT(99, 100),
-                          .p9999 = PCT(9999, 10000),
-                          .p999999 = PCT(999999, 1000000)};
-#undef PCT
   char per[4096];
   size_t len = 0;
   for (int i = 0; i < opt.num_subs && len + 32 < sizeof per; i++)
     len += (size_t)snprintf(per + len, sizeof per - len, "%s%d:%" PRIu64, i ? " " : "", i,
                             lat.per_sub[i]);
+  if (lat.skew)
+    fprintf(stderr, "The following latency result may not be accurate because clock skew "
+                    "happens %" PRIu64 " times\n", lat.skew);
+  if (n == 0) {
+    pthread_mutex_unlock(&lat.m);
+    fprintf(stderr, "publisher 0: no echo (pong) received after the first (Perftest discards "
+                    "it): no latency summary; increase the run length or lower -latencyCount\n");
+    return;
+  }
+  if (opt.latency_file) write_latency_file();
+  qsort(lat.v, n, sizeof *lat.v, cmp_ulong);
+  double ave = (double)lat.sum / (double)n, var = (double)lat.sumsq / (double)n - ave * ave;
+  pt_latency_summary_t li = {.length = opt.data_len,
+                             .average = ave,
+                             .std = var > 0 ? sqrt(var) : 0.0,
+                             .minimum = lat.min,
+                             .maximum = lat.max,
+                             .p50 = lat.v[n * 50 / 100],
+                             .p90 = lat.v[n * 90 / 100],
+                             .p99 = lat.v[n * 99 / 100],
+                             .p9999 = lat.v[(size_t)((double)n * (9999.0 / 10000))],
+                             .p999999 = lat.v[(size_t)((double)n * (999999.0 / 1000000))]};
   pthread_mutex_unlock(&lat.m);
-  li.cpu = opt.cpu ? pr_cpu_instant() : 0.0;
+  li.cpu = opt.cpu ? pr_cpu_average() : 0.0;
   pr_latency_summary(&li);
-  fprintf(stderr, "publisher 0: %zu latency samples; echoes per subscriber: %s\n", n, per);
+  fprintf(stderr, "publisher 0: %zu latency samples (first echo discarded, as Perftest); echoes "
+                  "per subscriber: %s\n", n, per);
 }
 
 /* ---- publisher ---------------------------------------------------------------------- */
@@ -386,8 +410,10 @@ static int run_publisher(void)
   dds_entity_t lrd = 0;
   if (opt.pid == 0) {
     if (opt.latency_file) {
-      lat.file = fopen(opt.latency_file, "w");
-      if (lat.file == NULL) {
+      /* Fail now rather than after the test (the samples are written at the summary). */
+      FILE *f = fopen(opt.latency_file, "a");
+      if (f) fclose(f);
+      else {
         fprintf(stderr, "publisher 0: cannot write -latencyFile %s: %s\n", opt.latency_file,
                 strerror(errno));
         return 2;
@@ -432,18 +458,19 @@ static int run_publisher(void)
     char miss[512];
     list_missing(ok, ns, miss, sizeof miss);
     fprintf(stderr,
-            "publisher %d of %d saw %d of %d subscribers within %g s: missing %s "
+            "publisher %d saw %d of %d subscribers within %g s: missing %s "
             "(announced %d, Throughput matched %d%s)\n",
-            opt.pid, opt.num_pubs, count_true(ok, ns), ns, opt.discovery_timeout, miss,
+            opt.pid, count_true(ok, ns), ns, opt.discovery_timeout, miss,
             count_true(ready, ns), count_true(tp_m, ns), lrd ? ", Latency matched" : "");
     if (lrd) fprintf(stderr, "publisher 0: Latency reader matched %d of %d echo writers\n",
                      count_true(lat_m, ns), ns);
-    if (lat.file) fclose(lat.file);
     return 1;
   }
   if (complete)
     fprintf(stderr, "publisher %d: discovery complete: %d subscribers after %.2f s (process start)\n",
             opt.pid, ns, since_start());
+  pr_begin();
+  if (opt.cpu) pr_cpu_start();
 
   /* Send loop. */
   size_t payload = (size_t)(opt.data_len - PT_OVERHEAD_BYTES);
@@ -596,9 +623,9 @@ static int run_publisher(void)
     char miss[512];
     list_missing(acked, ns, miss, sizeof miss);
     fprintf(stderr,
-            "publisher %d of %d: %d of %d subscribers acknowledged FINISHED (waited %.1f s%s): "
+            "publisher %d: %d of %d subscribers acknowledged FINISHED (waited %.1f s%s): "
             "missing %s\n",
-            opt.pid, opt.num_pubs, count_true(acked, ns), ns, (double)(now_ns() - fin_start) / 1e9,
+            opt.pid, count_true(acked, ns), ns, (double)(now_ns() - fin_start) / 1e9,
             queued ? "" : "; the writer's history stayed full, a subscriber is not acknowledging",
             miss);
     rc = 1;
@@ -608,7 +635,6 @@ static int run_publisher(void)
     print_latency_summary();
   }
   pr_end();
-  if (lat.file) fclose(lat.file);
   free(s.bin_data._buffer);
   free(ready);
   free(acked);
@@ -622,10 +648,12 @@ static int run_publisher(void)
 
 static struct {
   pthread_mutex_t m;
-  uint64_t *expected;
+  uint64_t *expected; /* next sequence number per publisher */
+  bool *seen;         /* a sample of that publisher arrived: the loss baseline is set */
   atomic_int *finished;
+  int nfinished;
   _Atomic uint64_t received, lost, echoes;
-  _Atomic int64_t first_ns, last_ns;
+  _Atomic int64_t first_ns, last_ns, fin_ns; /* first sample, last sample, last FINISHED */
   dds_entity_t echo_wr;
 } sub = {.m = PTHREAD_MUTEX_INITIALIZER};
 
@@ -707,9 +735,13 @@ static void on_data(dds_entity_t rd, void *arg)
       if (s->kind == KIND_FINISHED) {
         /* FINISHED carries the number of samples sent: a gap at the tail is lost too. */
         uint64_t *e = &sub.expected[s->pub_id];
-        if (!atomic_load(&sub.finished[s->pub_id]) && s->seq > *e) {
-          lost += s->seq - *e;
-          *e = s->seq;
+        if (!atomic_load(&sub.finished[s->pub_id])) {
+          if (s->seq > *e) {
+            lost += s->seq - *e;
+            *e = s->seq;
+          }
+          /* Perftest's summary time base runs to the last FINISHED. */
+          if (++sub.nfinished == opt.num_pubs) sub.fin_ns = t;
         }
         atomic_store(&sub.finished[s->pub_id], 1);
         continue;
@@ -717,6 +749,11 @@ static void on_data(dds_entity_t rd, void *arg)
       if (s->kind != KIND_DATA) continue;
       got++;
       uint64_t *e = &sub.expected[s->pub_id];
+      /* Perftest: the loss baseline is the first sequence number seen of each publisher. */
+      if (!sub.seen[s->pub_id]) {
+        sub.seen[s->pub_id] = true;
+        *e = s->seq;
+      }
       if (s->seq > *e) lost += s->seq - *e;
       if (s->seq >= *e) *e = s->seq + 1;
       if (s->ping_to == opt.sid) {
@@ -760,15 +797,13 @@ static void announce(dds_entity_t w, int kind, int pub_id, uint8_t *finished, ui
 static void sub_summary(void)
 {
   uint64_t pk = sub.received, lost = sub.lost;
-  int64_t span = sub.last_ns - sub.first_ns;
-  pt_throughput_info_t ti = {.packets = pk, .lost = lost};
-  double us = (double)span / 1000.0;
-  if (us > 0) {
-    ti.packets_per_s = (unsigned long long)((double)pk * 1e6 / us);
-    ti.mbps_ave = (double)pk * opt.data_len * 1e6 / us * 8.0 / 1e6;
-  }
-  ti.lost_percent = pk + lost ? (double)lost * 100.0 / (double)(pk + lost) : 0.0;
-  ti.cpu = opt.cpu ? pr_cpu_instant() : 0.0;
+  int64_t end = sub.fin_ns != 0 ? sub.fin_ns : sub.last_ns;
+  pt_throughput_summary_t ti = {.length = opt.data_len, .packets = pk, .lost = lost};
+  if (sub.first_ns != 0 && end > sub.first_ns)
+    ti.time_us = (unsigned long long)((end - sub.first_ns) / 1000);
+  ti.bytes = pk * (unsigned long long)opt.data_len;
+  ti.lost_percent = pk + lost ? (float)((double)lost * 100.0 / (double)(pk + lost)) : 0.0f;
+  ti.cpu = opt.cpu ? pr_cpu_average() : 0.0;
   pr_throughput_summary(&ti);
   pr_end();
   fprintf(stderr, "subscriber %d: received %" PRIu64 " samples, lost %" PRIu64 ", echoed %" PRIu64
@@ -780,6 +815,7 @@ static int run_subscriber(void)
 {
   int np = opt.num_pubs;
   sub.expected = calloc((size_t)np, sizeof(uint64_t));
+  sub.seen = calloc((size_t)np, sizeof(bool));
   sub.finished = calloc((size_t)np, sizeof(atomic_int));
   bool *tp_m = calloc((size_t)np, sizeof(bool)), *ann_m = calloc((size_t)np, sizeof(bool));
   bool *ok = calloc((size_t)np, sizeof(bool)), *was = calloc((size_t)np, sizeof(bool));
@@ -787,7 +823,7 @@ static int run_subscriber(void)
   uint32_t fin_len = (uint32_t)(np + 7) / 8;
   uint8_t *fin_bits = calloc(fin_len, 1);
   bool lat_m[1];
-  if (!sub.expected || !sub.finished || !tp_m || !ann_m || !ok || !was || !acked || !gone ||
+  if (!sub.expected || !sub.seen || !sub.finished || !tp_m || !ann_m || !ok || !was || !acked || !gone ||
       !fin_bits)
     abort();
 
@@ -832,23 +868,28 @@ static int run_subscriber(void)
   if (!complete && !g_stop) {
     char miss[512];
     list_missing(ok, np, miss, sizeof miss);
-    fprintf(stderr, "subscriber %d of %d saw %d of %d publishers within %g s: missing %s\n",
-            opt.sid, opt.num_subs, count_true(ok, np), np, opt.discovery_timeout, miss);
+    fprintf(stderr, "subscriber %d saw %d of %d publishers within %g s: missing %s\n",
+            opt.sid, count_true(ok, np), np, opt.discovery_timeout, miss);
     return 1;
   }
   if (complete) {
     fprintf(stderr, "subscriber %d: discovery complete: %d publishers after %.2f s (process start)\n",
             opt.sid, np, since_start());
     announce(ann, ANN_READY, -1, NULL, 0);
+    pr_begin();
+    if (opt.cpu) pr_cpu_start();
   }
   memcpy(was, ok, sizeof(bool) * (size_t)np);
 
-  /* Receive loop: one interval row per second once data flows. */
+  /* Receive loop. Interval rows as Perftest: a tick every second; the tick that first
+     sees data only sets the baseline (the partial second is swallowed), later ticks print
+     the samples and bytes per second since the previous tick and their running means. */
   int rc = 0;
   int64_t t_announce = now_ns(), last_data_seen = t_announce;
-  int64_t prev_t = 0;
+  int64_t prev_t = t_announce, next_tick = t_announce + 1000000000LL;
   uint64_t prev_pk = 0, last_seen_pk = 0, ave_count = 0;
   double mps_ave = 0, bps_ave = 0;
+  bool flowing = false, baseline = false;
   int64_t idle_limit = (int64_t)((opt.discovery_timeout + opt.finish_timeout) * 1e9);
   int tick = 0;
   while (!g_stop && complete) {
@@ -859,32 +900,42 @@ static int run_subscriber(void)
       last_seen_pk = pk;
       last_data_seen = t;
     }
-    if (prev_t == 0 && sub.first_ns != 0) {
-      prev_t = sub.first_ns;
-      if (opt.print_intervals) pr_throughput_header();
+    if (!flowing && sub.first_ns != 0) {
+      flowing = true;
+      pr_throughput_header();
     }
-    if (prev_t != 0 && t - prev_t >= 1000000000LL) {
-      double dt = (double)(t - prev_t) / 1e9;
-      uint64_t mps = (uint64_t)((double)(pk - prev_pk) / dt);
-      double bps = (double)mps * opt.data_len;
-      ave_count++;
-      mps_ave += ((double)mps - mps_ave) / (double)ave_count;
-      bps_ave += (bps - bps_ave) / (double)ave_count;
-      uint64_t lost = sub.lost;
-      if (opt.print_intervals && pk > 0) {
-        pt_throughput_info_t ti = {.packets = pk,
-                                   .packets_per_s = mps,
-                                   .packets_ave = mps_ave,
-                                   .mbps = bps * 8.0 / 1e6,
-                                   .mbps_ave = bps_ave * 8.0 / 1e6,
-                                   .lost = lost,
-                                   .lost_percent =
-                                       pk + lost ? (double)lost * 100.0 / (double)(pk + lost) : 0.0,
-                                   .cpu = opt.cpu ? pr_cpu_instant() : 0.0};
-        pr_throughput_interval(&ti);
+    if (t >= next_tick) {
+      while (next_tick <= t) next_tick += 1000000000LL;
+      if (opt.print_intervals) {
+        if (flowing && !baseline) {
+          /* first tick that sees data: swallow the partial second */
+          baseline = true;
+          prev_pk = pk;
+          prev_t = t;
+          mps_ave = bps_ave = 0;
+          ave_count = 0;
+        } else {
+          uint64_t msgs = pk - prev_pk;
+          unsigned long long delta_us = (unsigned long long)((t - prev_t) / 1000);
+          if (delta_us == 0) delta_us = 1;
+          unsigned long long mps = msgs * 1000000ULL / delta_us;
+          unsigned long long bps = msgs * (unsigned long long)opt.data_len * 1000000ULL / delta_us;
+          ave_count++;
+          bps_ave += ((double)bps - bps_ave) / (double)ave_count;
+          mps_ave += ((double)mps - mps_ave) / (double)ave_count;
+          uint64_t lost = sub.lost;
+          if (pk > 0) {
+            pt_throughput_interval_t ti = {
+                .packets = pk, .packets_per_s = mps, .bytes_per_s = bps, .lost = lost,
+                .packets_ave = mps_ave, .bytes_ave = bps_ave,
+                .lost_percent = (float)((double)lost * 100.0 / (double)(pk + lost)),
+                .cpu = opt.cpu ? pr_cpu_instant() : 0.0};
+            pr_throughput_interval(&ti);
+          }
+          prev_pk = pk;
+          prev_t = t;
+        }
       }
-      prev_t = t;
-      prev_pk = pk;
     }
     /* FINISHED acknowledgements and vanished publishers (every ~0.25 s). */
     if (++tick % 5 != 0) continue;
@@ -910,8 +961,8 @@ static int run_subscriber(void)
       char miss[512];
       for (int i = 0; i < np; i++) ok[i] = atomic_load(&sub.finished[i]) != 0;
       list_missing(ok, np, miss, sizeof miss);
-      fprintf(stderr, "subscriber %d of %d: no data for %.0f s; publishers not finished: %s\n",
-              opt.sid, opt.num_subs, (double)(t - last_data_seen) / 1e9, miss);
+      fprintf(stderr, "subscriber %d: no data for %.0f s; publishers not finished: %s\n",
+              opt.sid, (double)(t - last_data_seen) / 1e9, miss);
       rc = 1;
       break;
     }
@@ -926,8 +977,8 @@ static int run_subscriber(void)
         len += (size_t)snprintf(miss + len, sizeof miss - len, "%s%d (%" PRIu64 " samples seen)",
                                 len ? ", " : "", i, sub.expected[i]);
     pthread_mutex_unlock(&sub.m);
-    fprintf(stderr, "subscriber %d of %d: publishers vanished before FINISHED: %s\n", opt.sid,
-            opt.num_subs, miss);
+    fprintf(stderr, "subscriber %d: publishers vanished before FINISHED: %s\n", opt.sid,
+            miss);
     rc = 1;
   }
   dds_set_listener(rd, NULL);
@@ -961,13 +1012,39 @@ int main(int argc, char **argv)
   sigaction(SIGTERM, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  fprintf(stderr,
-          "perftest_cyclone (Cyclone DDS %s): %s %d of %d, %d publishers, %d subscribers, "
-          "dataLen %d, %s, latencyCount %lld, %s%s, domain %d\n",
-          DDS_VERSION, role(), my_id(), opt.pub ? opt.num_pubs : opt.num_subs, opt.num_pubs,
-          opt.num_subs, opt.data_len, opt.best_effort ? "best effort" : "strict reliable",
-          opt.latency_count, opt.latency_test ? "latency test" : "throughput test",
-          opt.keyed ? ", keyed" : "", opt.domain);
+  if (opt.pub)
+    fprintf(stderr,
+            "perftest_cyclone (Cyclone DDS %s): publisher %d, %d subscribers, dataLen %d, %s, "
+            "latencyCount %lld, numIter %lld, %s%s, domain %d\n",
+            DDS_VERSION, opt.pid, opt.num_subs, opt.data_len,
+            opt.best_effort ? "best effort" : "strict reliable", opt.latency_count, opt.num_iter,
+            opt.latency_test ? "latency test" : "throughput test", opt.keyed ? ", keyed" : "",
+            opt.domain);
+  else
+    fprintf(stderr,
+            "perftest_cyclone (Cyclone DDS %s): subscriber %d, %d publishers, dataLen %d, %s%s, "
+            "domain %d\n",
+            DDS_VERSION, opt.sid, opt.num_pubs, opt.data_len,
+            opt.best_effort ? "best effort" : "strict reliable", opt.keyed ? ", keyed" : "",
+            opt.domain);
+  fprintf(stderr, "config: scale settings for %d participants (%s)%s\n", opt.est_participants,
+          opt.total_participants_set ? "-totalParticipants"
+          : opt.both_counts ? "-numPublishers + -numSubscribers"
+          : opt.pub ? "2 x -numSubscribers: Perftest gives a publisher only that count"
+                    : "2 x -numPublishers: Perftest gives a subscriber only that count",
+          pt_large_test(&opt) ? "; large test" : "");
+  if (opt.pub && !opt.latency_test && opt.exec_time > 0 && !opt.num_iter_set)
+    fprintf(stderr, "config: the test ends after -executionTime %g s or -numIter %lld samples "
+                    "(Perftest's default), whichever comes first\n",
+            opt.exec_time, opt.num_iter);
+  if (opt.output_file) {
+    fflush(stdout);
+    if (freopen(opt.output_file, "a", stdout) == NULL) {
+      fprintf(stderr, "[PerftestPrinter] Error: Cannot open output file %s.\n", opt.output_file);
+      return 2;
+    }
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+  }
   if (opt.batch_size < 0)
     fprintf(stderr, "config: write batching on (datagrams filled up to Cyclone's MaxMessageSize; "
                     "pings flushed at once)\n");
@@ -980,7 +1057,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "config: multicast groups: Throughput %s, Latency %s, Announcement %s, TTL 32\n",
             opt.mcast_addr[0], opt.mcast_addr[1], opt.mcast_addr[2]);
   pt_apply_config(&opt);
-  pr_init(opt.format, opt.print_intervals, opt.cpu, opt.data_len);
+  pr_init(opt.format, opt.print_intervals, opt.print_headers, opt.cpu, opt.data_len);
   create_participant();
   int rc = opt.pub ? run_publisher() : run_subscriber();
   fflush(stdout);

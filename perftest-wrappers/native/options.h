@@ -14,21 +14,29 @@ typedef enum { FMT_CSV, FMT_JSON, FMT_LEGACY } pt_format_t;
 typedef struct {
   bool pub, sub;
   int pid, sid;
-  int num_pubs, num_subs;
+  int num_pubs, num_subs;    /* Perftest gives each role the other side's count only */
+  int est_participants;      /* publishers + subscribers as estimated for the scale settings */
+  bool total_participants_set; /* -totalParticipants N gave it */
+  bool both_counts;          /* -numPublishers and -numSubscribers both given */
+  bool num_iter_set;
   int data_len;
   long long latency_count;
   bool latency_count_set;
   double exec_time;          /* seconds, 0 = none */
-  long long num_iter;        /* 0 = none */
+  long long num_iter;        /* Perftest: 1e8 (1e7 with -latencyTest) */
   bool best_effort;
   bool multicast;
   char mcast_addr[3][16];    /* throughput, latency, announcement */
   char nic[64];
+  bool nic_is_name;          /* -nic eth0 (an interface name) rather than an address */
   const char *peers[PT_MAX_PEERS];
   int npeers;
+  int peer_index_hint;       /* highest N of the -peer N@address forms (0: none) */
   int domain;
   bool latency_test;
   bool print_intervals;
+  bool print_headers;        /* -noOutputHeaders clears it */
+  const char *output_file;   /* -outputFile F: the tables are appended to F */
   pt_format_t format;
   bool cpu;
   const char *latency_file;
@@ -51,11 +59,13 @@ typedef struct {
    intervals, no DDS teardown at exit). */
 static inline bool pt_large_test(const pt_options_t *o)
 {
-  return o->num_pubs + o->num_subs > PT_LARGE_TEST;
+  return o->est_participants > PT_LARGE_TEST;
 }
 
-/* Parses argv; on error prints one line to stderr and exits with status 2.
-   "-help" prints usage and exits 0. */
+/* Parses argv as Perftest 4.3's ParameterManager does (option names are case-insensitive
+   prefixes, resolved in Perftest's table order; an option of the other role is an error);
+   on error prints Perftest's message(s) on stderr and exits with status 2.
+   "-help" / "-h" prints usage and exits 0. */
 void pt_parse_options(int argc, char **argv, pt_options_t *o);
 
 #endif

@@ -37,6 +37,34 @@ class AgentResult:
         return {int(k): int(v) for k, v in (kv.split(":") for kv in m.group(1).split())}
 
 
+# Perftest 4.3's role groups (ParameterManager.cxx) of the options these tests use: a
+# publisher-only option given to a subscriber (or the reverse) is an error, as in Perftest.
+PUB_ONLY = {"-latencycount": True, "-latencytest": False, "-batchsize": True,
+            "-executiontime": True, "-numiter": True, "-latencyfile": True, "-pubrate": True}
+SUB_ONLY: dict[str, bool] = {}
+TAKES_VALUE = {"-datalen", "-domain", "-instances", "-sendqueuesize", "-peer", "-multicastaddr",
+               "-outputformat", "-discoverytimeout", "-finishtimeout", "-leaseduration",
+               "-spdpinterval", "-maxparticipantindex", "-outputfile", "-transport"}
+
+
+def split_by_role(args: list[str]) -> tuple[list[str], list[str]]:
+    """``args`` for every process → (publishers' args, subscribers' args): each role gets
+    the general options and its own ones, as a Perftest launcher script must."""
+    pub: list[str] = []
+    sub: list[str] = []
+    i = 0
+    while i < len(args):
+        name = args[i].lower()
+        takes = PUB_ONLY.get(name, SUB_ONLY.get(name, name in TAKES_VALUE))
+        item = args[i:i + 2] if takes else args[i:i + 1]
+        if name not in SUB_ONLY:
+            pub += item
+        if name not in PUB_ONLY:
+            sub += item
+        i += len(item)
+    return pub, sub
+
+
 def run_agents(
     lab: NetLab,
     agent: str,
@@ -51,14 +79,16 @@ def run_agents(
     """Start `subs` subscribers and `pubs` publishers spread round-robin over the lab's hosts
     (subscribers from host 1, publishers from host 0), wait for all, return their results.
     ``pub_args`` go to publishers only (e.g. -executionTime, -latencyFile)."""
-    common = ["-numPublishers", str(pubs), "-numSubscribers", str(subs), "-noPrintConfig", *args]
+    pub_common, sub_common = split_by_role(args)
     plan: list[tuple[str, int, int, list[str]]] = []
     for i in range(subs):
         h = (1 + i) % lab.n
-        plan.append(("sub", i, h, ["-sub", "-sidMultiSubTest", str(i), "-nic", lab.ip(h), *common]))
+        plan.append(("sub", i, h, ["-sub", "-sidMultiSubTest", str(i), "-numPublishers", str(pubs),
+                                   "-nic", lab.ip(h), "-noPrintConfig", *sub_common]))
     for i in range(pubs):
         h = i % lab.n
-        plan.append(("pub", i, h, ["-pub", "-pidMultiPubTest", str(i), "-nic", lab.ip(h), *common,
+        plan.append(("pub", i, h, ["-pub", "-pidMultiPubTest", str(i), "-numSubscribers", str(subs),
+                                   "-nic", lab.ip(h), "-noPrintConfig", *pub_common,
                                    *(pub_args or [])]))
     keep = os.environ.get("MCASTLAB_AGENT_LOGS")  # keep every process's stdout/stderr there
     workdir = Path(keep) if keep else (workdir or Path("/tmp"))

@@ -20,13 +20,16 @@ def run(agent: str, *args: str) -> subprocess.CompletedProcess[str]:
         (["-pub", "-dataLen"], "-dataLen"),
         (["-pub", "-sub"], "-pub"),
         ([], "-pub"),
-        (["-pub", "-numPublishers", "2", "-pidMultiPubTest", "2"], "-pidMultiPubTest"),
-        (["-sub", "-numSubscribers", "3", "-sidMultiSubTest", "5"], "-sidMultiSubTest"),
         (["-sub", "-pidMultiPubTest", "0"], "-pidMultiPubTest"),
         (["-pub", "-outputFormat", "xml"], "-outputFormat"),
         (["-pub", "-multicastAddr", "10.1.1.1"], "-multicastAddr"),
         (["-pub", "-executionTime", "-3"], "-executionTime"),
-        (["-pub", "-latencyTest", "-numPublishers", "2"], "-latencyTest"),
+        (["-pub", "-latencyTest", "-pidMultiPubTest", "1"], "latency test"),
+        (["-pub", "-latencyCount", "5", "-numIter", "3"], "latencyCount"),
+        (["-pub", "-multicastAddr", "239.1.1.1,239.1.1.2"], "-multicastAddr"),
+        (["-pub", "-multicastAddr", "239.255.255.254"], "-multicastAddr"),
+        (["-pub", "-transport", "SHMEM"], "-transport"),
+        (["-pub", "-flatData"], "-flatData"),
         (["-pub", "-latencyTest", "-batchSize", "100"], "-batchSize"),
         (["-pub", "-domain", "500"], "-domain"),
         (["-pub", "stray"], "stray"),
@@ -41,6 +44,77 @@ def test_bad_arguments_exit_2_with_one_line_naming_the_option(
     assert len(lines) == 1, r.stderr
     assert names.lower() in lines[0].lower()
     assert r.stdout == ""
+
+
+# Perftest 4.3's role groups (ParameterManager.cxx): publisher-only and subscriber-only
+# (-numSubscribers and -numPublishers: see the cross-count test below).
+PUB_ONLY = [("-pidMultiPubTest", "0"), ("-latencyCount", "10"), ("-latencyTest", None),
+            ("-executionTime", "5"), ("-numIter", "100"), ("-batchSize", "0"),
+            ("-latencyFile", "x.csv"), ("-pubRate", "10")]
+SUB_ONLY = [("-sidMultiSubTest", "0")]
+
+
+@pytest.mark.parametrize(("role", "other", "opt", "value"),
+                         [("-sub", "-pub", o, v) for o, v in PUB_ONLY]
+                         + [("-pub", "-sub", o, v) for o, v in SUB_ONLY])
+def test_an_option_of_the_other_role_is_perftests_error(
+    agent: str, role: str, other: str, opt: str, value: str | None
+) -> None:
+    r = run(agent, role, opt, *([value] if value else []))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == f"perftest_cyclone: Cannot use '{opt}' while setting '{role}'.\n"
+
+
+def test_every_role_conflict_is_reported_in_perftests_table_order(agent: str) -> None:
+    r = run(agent, "-sub", "-latencyCount", "5", "-executionTime", "3", "-batchSize", "0")
+    assert r.returncode == 2
+    assert [line.split(": ", 1)[1] for line in r.stderr.splitlines()] == [
+        "Cannot use '-batchSize' while setting '-sub'.",
+        "Cannot use '-executionTime' while setting '-sub'.",
+        "Cannot use '-latencyCount' while setting '-sub'."]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-pub", "-numPublishers", "2", "-pidMultiPubTest", "2"],
+         "-pidMultiPubTest must be below -numPublishers (2)"),
+        (["-sub", "-numSubscribers", "3", "-sidMultiSubTest", "5"],
+         "-sidMultiSubTest must be below -numSubscribers (3)"),
+    ],
+)
+def test_the_other_sides_count_is_the_one_accepted_exception(
+    agent: str, args: list[str], message: str
+) -> None:
+    """mcastlab's runner gives the native agent both counts (NATIVE_CROSS_ROLE in
+    experiments/agent_options.py): accepted and used (here: the id range check), where
+    RTI Perftest would refuse them."""
+    r = run(agent, *args)
+    assert r.returncode == 2 and r.stderr == f"perftest_cyclone: {message}\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "resolved"),
+    [
+        (["-sub", "-LATENCYC", "5"], "-latencyCount"),  # case-insensitive prefix
+        (["-sub", "-latency", "5"], "-latencyCount"),  # first in Perftest's table order
+        (["-sub", "-numI", "200"], "-numIter"),
+        (["-pub", "-sidM", "2"], "-sidMultiSubTest"),
+        (["-sub", "-nic", "eth0", "-multicastAddr", "239.1.1.1,239.1.1.2,239.1.1.3",
+          "-noPrint", "-pidM", "0"], "-pidMultiPubTest"),  # the others were accepted
+    ],
+)
+def test_option_names_are_perftest_prefixes(agent: str, args: list[str], resolved: str) -> None:
+    r = run(agent, *args)
+    assert r.returncode == 2
+    assert f"Cannot use '{resolved}'" in r.stderr, r.stderr
+
+
+def test_abbreviations_resolve_as_in_perftest_not_to_extensions(agent: str) -> None:
+    # Perftest reads "-m" as -maximumAllocableBufferSize (unsupported here), never as the
+    # native -maxParticipantIndex extension.
+    r = run(agent, "-pub", "-m", "5")
+    assert r.returncode == 2 and "'-maximumAllocableBufferSize' Not supported" in r.stderr
 
 
 def test_options_are_case_insensitive_and_help_exits_0(agent: str) -> None:

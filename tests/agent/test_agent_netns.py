@@ -115,19 +115,23 @@ def test_latency_test_size_sweep(lab2: NetLab, agent: str) -> None:
 
 def test_never_appearing_and_dying_peers(lab2: NetLab, agent: str, tmp_path: Path) -> None:
     """Acceptance 6: bounded waits with non-zero exits naming who was missing."""
-    common = ["-numPublishers", "1", "-numSubscribers", "2", "-noPrintConfig",
-              "-discoveryTimeout", "3", "-finishTimeout", "3", "-leaseDuration", "2"]
+    common = ["-noPrintConfig", "-discoveryTimeout", "3", "-finishTimeout", "3",
+              "-leaseDuration", "2"]
+    # both counts, as the campaign runner gives them to the native agent (NATIVE_CROSS_ROLE)
+    sub_common = ["-numPublishers", "1", "-numSubscribers", "2", *common]
+    pub_common = ["-numSubscribers", "2", "-numPublishers", "1", *common]
     # (a) subscriber 1 never appears
-    sub0 = lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", "0", "-nic", lab2.ip(1), *common])
-    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "2", *common])
+    sub0 = lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", "0", "-nic", lab2.ip(1), *sub_common])
+    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "2", *pub_common])
     _, perr = pub.communicate(timeout=20)
     _, serr = sub0.communicate(timeout=20)
     assert pub.returncode == 1 and "saw 1 of 2 subscribers" in perr and "missing 1" in perr, perr
+    assert "scale settings for 3 participants (-numPublishers + -numSubscribers)" in perr
     assert sub0.returncode == 1 and "vanished before FINISHED: 0" in serr, serr
     # (b) subscriber 1 is killed (SIGKILL) during the run
-    subs = [lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", str(i), "-nic", lab2.ip(1), *common])
-            for i in range(2)]
-    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "4", *common])
+    subs = [lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", str(i), "-nic", lab2.ip(1),
+                           *sub_common]) for i in range(2)]
+    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "4", *pub_common])
     time.sleep(2)
     os.kill(subs[1].pid, signal.SIGKILL)
     _, perr = pub.communicate(timeout=30)
@@ -139,9 +143,9 @@ def test_never_appearing_and_dying_peers(lab2: NetLab, agent: str, tmp_path: Pat
 @pytest.mark.parametrize("victim", ["pub", "sub"])
 def test_sigterm_prints_summary_and_exits_0(lab2: NetLab, agent: str, victim: str) -> None:
     """Acceptance 6: SIGTERM mid-run prints the summary so far and exits 0 promptly."""
-    common = ["-noPrintConfig", "-latencyCount", "100"]
-    sub = lab2.popen(1, [agent, "-sub", "-nic", lab2.ip(1), *common])
-    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "60", *common])
+    sub = lab2.popen(1, [agent, "-sub", "-nic", lab2.ip(1), "-noPrintConfig"])
+    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "60",
+                         "-noPrintConfig", "-latencyCount", "100"])
     time.sleep(3)
     target = pub if victim == "pub" else sub
     t0 = time.monotonic()
@@ -160,16 +164,24 @@ def test_sigterm_prints_summary_and_exits_0(lab2: NetLab, agent: str, victim: st
         assert sub.returncode == 0
 
 
-@pytest.mark.parametrize("multicast", [False, True])
-def test_unicast_peers_discovery(lab4: NetLab, agent: str, multicast: bool) -> None:
-    """The explicit fully-unicast discovery variant (-peer list, ParticipantIndex auto)."""
-    peers = [x for i in range(lab4.n) for x in ("-peer", lab4.ip(i))]
+@pytest.mark.parametrize(("multicast", "descriptor"),
+                         [(False, False), (True, False), (False, True)])
+def test_unicast_peers_discovery(lab4: NetLab, agent: str, multicast: bool,
+                                 descriptor: bool) -> None:
+    """The explicit fully-unicast discovery variant (-peer list, ParticipantIndex auto);
+    ``descriptor``: the peers written as RTI command lines carry them, ``N@address``
+    (N = the highest participant id: it raises the indices probed per host)."""
+    peers = [x for i in range(lab4.n)
+             for x in ("-peer", f"9@{lab4.ip(i)}" if descriptor else lab4.ip(i))]
     args = ["-latencyCount", "100", *peers, *(["-multicast"] if multicast else [])]
     res = run_agents(lab4, agent, 2, 3, args, pub_args=["-executionTime", "3"], timeout=25)
     diag = describe(res)
     assert all(r.rc == 0 for r in res), diag
     pub0 = next(r for r in res if r.role == "pub" and r.index == 0)
     assert "discovery: unicast peers list" in pub0.stderr
+    if descriptor:
+        assert "<MaxAutoParticipantIndex>9</MaxAutoParticipantIndex>" in pub0.stderr
+        assert f'<Peer address="{lab4.ip(0)}"/>' in pub0.stderr
     total = sum(r.sent() for r in res if r.role == "pub")
     for r in res:
         if r.role == "sub":
