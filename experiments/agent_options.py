@@ -214,6 +214,7 @@ EXTENSIONS: tuple[Opt, ...] = (
     Opt("-leaseDuration", "", "both", "str", native=True),
     Opt("-spdpInterval", "", "both", "str", native=True),
     Opt("-noPrintConfig", "", "both", "flag", native=True),
+    Opt("-totalParticipants", "", "both", "int", 2, 100000, native=True),
     Opt("-maxParticipantIndex", "", "both", "int", 0, 120, native=True,
         refuse=f"{RUNNER} (from the placement)"),
 )

@@ -59,6 +59,24 @@ def _cyclone_uri(cfg: dict[str, Any], ip: str, peers: list[str], per_host: int) 
     )
 
 
+# Perftest ends a test at -executionTime or after -numIter samples (default 1e8), whichever
+# comes first (perftest_cpp.cxx 4.3). An agent sends at most ~1 M samples/s here (1->1,
+# 100 B), so a run longer than 100 s could stop early on the sample count: such runs get
+# -numIter for 1 M samples/s over their whole time, and the clock decides.
+PERFTEST_DEFAULT_NUM_ITER = 100_000_000
+MAX_SAMPLES_PER_S = 1_000_000
+
+
+def iterations_for(execution_time: int) -> int | None:
+    """-numIter that lets ``execution_time`` end the test; None where Perftest's default does.
+
+    >>> iterations_for(20) is None, iterations_for(21600)
+    (True, 21600000000)
+    """
+    need = execution_time * MAX_SAMPLES_PER_S
+    return need if need > PERFTEST_DEFAULT_NUM_ITER else None
+
+
 def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
                    peer_counts: dict[str, int], latency_file: Path | None) -> list[str]:
     """A Perftest agent's options: each role gets only its own (Perftest refuses the other
@@ -89,8 +107,9 @@ def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
         args += ["-latencyCount", str(cfg["latency_count"])]
         if cfg["execution_time"]:
             args += ["-executionTime", str(cfg["execution_time"])]
-        if cfg.get("num_iter"):
-            args += ["-numIter", str(cfg["num_iter"])]
+        num_iter = cfg.get("num_iter") or iterations_for(cfg["execution_time"])
+        if num_iter:
+            args += ["-numIter", str(num_iter)]
         if cfg.get("pub_rate"):
             # Sleep, not Perftest's default spin: 75 spinning publishers would
             # saturate the testbed's cores by themselves.
