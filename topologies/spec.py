@@ -95,7 +95,8 @@ class Param:
 
 # Parameters every family accepts: link shaping and the switch's multicast behaviour.
 COMMON_PARAMS: tuple[Param, ...] = (
-    Param("bw", "float", None, "link bandwidth in Mbit/s (HTB)", low=0.1, high=100000),
+    # Mininet's TCIntf ignores (with a log line only) rates above 1000 Mbit/s.
+    Param("bw", "float", None, "link bandwidth in Mbit/s (HTB)", low=0.1, high=1000),
     Param("delay", "delay", None, "one-way delay per link (needs netem)"),
     Param("loss", "percent", None, "loss percentage per link (needs netem)", low=0, high=100),
     Param("switch", "choice", "linuxbridge", "switch implementation",
