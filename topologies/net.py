@@ -87,8 +87,9 @@ class Network:
         join = self.cpu.preexec(node) if self.cpu is not None else None
         if join is not None:
             kwargs["preexec_fn"] = join  # into the host's CPU cgroup before exec
-        proc = subprocess.Popen(["mnexec", "-a", str(n.pid), *argv], **kwargs)
-        self.ledger.record_proc(proc.pid, node, Path(argv[0]).name)
+        # Held behind a gate until its pid is in the ledger (see Ledger.spawn).
+        proc = self.ledger.spawn(["mnexec", "-a", str(n.pid), *argv], node,
+                                 Path(argv[0]).name, **kwargs)
         self._procs.append(proc)
         return proc
 
@@ -98,18 +99,23 @@ class Network:
 
     def run(self, node: str, argv: Sequence[str],
             timeout: float = 30) -> subprocess.CompletedProcess:
-        """Run `argv` to completion inside `node`; a timeout gives returncode -9, no raise."""
+        """Run `argv` to completion inside `node`; a timeout gives returncode -9, no raise.
+
+        Recorded like :meth:`popen`: a SIGKILL of the runner must not leave it running."""
         n = self.node(node)
+        proc = self.ledger.spawn(["mnexec", "-a", str(n.pid), *argv], node, Path(argv[0]).name,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
         try:
-            return subprocess.run(["mnexec", "-a", str(n.pid), *argv], capture_output=True,
-                                  text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired as exc:
-            return subprocess.CompletedProcess(exc.cmd, -9, "", f"timed out after {timeout} s")
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            return subprocess.CompletedProcess(list(argv), -9, "", f"timed out after {timeout} s")
+        return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
     # --- build ------------------------------------------------------------------------
     def start(self) -> None:
-        from mininet.node import Node
-
         spec = self.spec
         for name in [*spec.switches, *spec.routers, *spec.hosts]:
             opts: dict[str, Any] = {"inNamespace": True}
@@ -118,8 +124,7 @@ class Network:
                 run_dir = self.workdir / f"run_{name}"
                 run_dir.mkdir(parents=True, exist_ok=True)
                 opts["privateDirs"] = [("/var/run", str(run_dir))]
-            n = Node(self.real_name(name), **opts)
-            self.ledger.record_proc(n.pid, name, "shell")
+            n = _gated_node(self.ledger, name)(self.real_name(name), **opts)
             self._nodes[name] = n
         if spec.params.get("cpu"):
             from topologies.cpulimit import CpuLimits
@@ -378,6 +383,19 @@ class Network:
                 n.shell.wait(timeout=2)
         if self.private.exists() and self.tag in str(self.private):
             shutil.rmtree(self.private, ignore_errors=True)
+
+
+def _gated_node(ledger: Ledger, logical: str) -> Any:
+    """A Mininet Node class whose shell starts behind the ledger's gate, recorded as
+    `logical`'s "shell" before it runs (Mininet spawns it in ``Node._popen``)."""
+    from mininet.node import Node
+
+    class GatedNode(Node):  # type: ignore[misc]
+        def _popen(self, cmd: list[str], **params: Any) -> subprocess.Popen:
+            params.pop("close_fds", None)  # the gate passes its pipe: close_fds is forced on
+            return ledger.spawn(cmd, logical, "shell", **params)
+
+    return GatedNode
 
 
 def check_buildable(spec: Spec) -> None:
