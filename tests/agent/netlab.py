@@ -146,6 +146,12 @@ class NetLab:
         self.procs.append(p)
         return p
 
+    def popen_root(self, argv: Sequence[str], **kw: Any) -> subprocess.Popen[Any]:
+        """Start argv in the root namespace (e.g. tcpdump on a lab veth), recorded."""
+        p = self.ledger.spawn(list(argv), "root", start_new_session=True, **kw)
+        self.procs.append(p)
+        return p
+
     def popen_gated(self, i: int, argv: Sequence[str], **kw: Any) -> subprocess.Popen[Any]:
         """Like :meth:`popen`, but the process stops itself before exec'ing argv; call
         :meth:`release` to start all gated processes at (nearly) the same instant, so
