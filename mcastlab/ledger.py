@@ -171,7 +171,8 @@ class Ledger:
             self.record_proc(proc.pid, node, what or Path(argv[0]).name)
             if _TEST_KILL_AT == "recorded":
                 _test_kill(proc.pid)
-            os.write(w, b"go\n")
+            with contextlib.suppress(BrokenPipeError):  # the child died already
+                os.write(w, b"go\n")
         finally:
             os.close(w)
         return proc

@@ -152,3 +152,13 @@ def test_sigkill_of_a_minilab_user_then_clean_leaves_nothing() -> None:
     assert not _root_has_addr("10.77.0.254")
     assert not Path(workdir).exists()
     assert not (STATE_DIR / f"{tag}.ledger").exists()
+
+
+def test_spawn_of_a_missing_program_fails_like_exec(tmp_path: Path) -> None:
+    led = ledger.Ledger.create(tmp_path)
+    try:
+        p = led.spawn(["/nonexistent/mcastlab-no-such-program"], "root",
+                      stderr=subprocess.DEVNULL)
+        assert p.wait(timeout=10) == 127
+    finally:
+        led.release()
