@@ -87,3 +87,11 @@ def test_scenario_with_delay_is_refused_before_building(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as err:
         validate(scen)
     assert err.value.key == "topology.params.delay"
+
+
+def test_delay_is_bounded() -> None:
+    import topologies
+
+    assert topologies.resolve("lan", {"delay": "10s"}).params["delay"] == "10s"
+    with pytest.raises(topologies.TopologyParamError, match="at most 10000 ms"):
+        topologies.resolve("lan", {"delay": "100000s"})
