@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis import dominance, stats
+from analysis import dominance, modes, stats
 from analysis.load import Campaign, aggregate_throughput
 
 MODES = ("unicast", "multicast")
@@ -42,6 +42,12 @@ class Pair:
     fidelity: dict[str, list[str]] = field(default_factory=dict)
     host_bound_reasons: list[str] = field(default_factory=list)
     not_compared: dict[str, str] = field(default_factory=dict)  # metric -> why not
+    # metric -> the verdict about the modes, runs as the unit (analysis/modes.py); the
+    # comparison above is the within-run distribution test, conditional on these runs
+    verdicts: dict[str, modes.ModeVerdict] = field(default_factory=dict)
+    # metric -> the same test on each run's p99 (its own Holm family): a median verdict
+    # can hide a tail that goes the other way
+    tails: dict[str, modes.ModeVerdict] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -79,6 +85,11 @@ class Analysis:
     pairs: list[Pair]
     alpha: float
     n_boot: int
+    margin: float = modes.EQUIVALENCE_MARGIN
+
+    @property
+    def verdicts(self) -> list[modes.ModeVerdict]:
+        return [v for p in self.pairs for v in p.verdicts.values()]
 
     @property
     def groups(self) -> list[str]:
@@ -144,6 +155,7 @@ def analyse(
     alpha: float = stats.ALPHA,
     n_boot: int = stats.N_BOOT,
     seed: int = 20261121,
+    margin: float = modes.EQUIVALENCE_MARGIN,
 ) -> Analysis:
     """Compare unicast and multicast for every participant count of every group."""
     rng = np.random.default_rng(seed)
@@ -176,12 +188,26 @@ def analyse(
                     have["unicast"], have["multicast"], metric=metric, lower_is_better=lower,
                     names=MODES, alpha=alpha, n_boot=n_boot, rng=rng,
                 )
+                verdict = modes.judge(have, metric=metric, alpha=alpha, margin=margin)
+                shortest = min(int(s.run_lengths.min()) for s in have.values())
+                tail = (modes.judge(have, metric=metric, statistic="p99", alpha=alpha,
+                                    margin=margin)
+                        if shortest >= modes.MIN_SAMPLES_FOR_TAIL else None)
                 if pair.testbed_bound:
                     pair.comparisons[metric].mark_testbed_bound(pair.host_bound_reasons)
+                    for v in (verdict, tail):
+                        if v is not None:
+                            modes.mark_testbed_bound(v, pair.host_bound_reasons)
+                pair.verdicts[metric] = verdict
+                if tail is not None:
+                    pair.tails[metric] = tail
             else:
                 pair.not_compared[metric] = _why_not_compared(pair, samples, metric)
                 for m, s in have.items():
                     pair.singles.setdefault(m, {})[metric] = dominance.describe_single(
                         s, alpha=alpha, n_boot=n_boot, rng=rng
                     )
-    return Analysis(campaign=campaign, pairs=pairs, alpha=alpha, n_boot=n_boot)
+    lower = {m: low for m, (_, _, low) in METRICS.items()}
+    modes.decide([v for p in pairs for v in p.verdicts.values()], lower)
+    modes.decide([v for p in pairs for v in p.tails.values()], lower)
+    return Analysis(campaign=campaign, pairs=pairs, alpha=alpha, n_boot=n_boot, margin=margin)

@@ -22,6 +22,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="significance level of bands and tests (default 0.05)")
     p.add_argument("--bootstrap", type=int, default=499,
                    help="bootstrap replicates per configuration (default 499)")
+    p.add_argument("--margin", type=float, default=0.05,
+                   help="equivalence margin: a change of the median within ±MARGIN is "
+                   "'practically equal' (default 0.05 = ±5%%)")
     p.set_defaults(func=run_report)
 
     c = subparsers.add_parser(
@@ -29,13 +32,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="verdicts of several independent campaigns of one scenario, and whether they agree",
         description="Analyse each campaign as `mcastlab report` does and print, per "
         "participant count and metric, every campaign's verdict, whether they agree "
-        "(agree / one says no difference / contradict / testbed-bound / mixed fidelity) and "
+        "(agree / all undecided / one says no difference / contradict / testbed-bound / "
+        "mixed fidelity) and "
         "the between-campaign spread of multicast's median change.",
     )
     c.add_argument("results", type=Path, nargs="+", help="campaign directories (two or more)")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.add_argument("--bootstrap", type=int, default=499,
                    help="bootstrap replicates per configuration (default 499)")
+    c.add_argument("--margin", type=float, default=0.05,
+                   help="equivalence margin of the verdicts (default 0.05 = ±5%%)")
     c.set_defaults(func=run_compare)
 
 
@@ -47,11 +53,15 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"mcastlab report: --bootstrap must be at least 99, got {args.bootstrap}",
               file=sys.stderr)
         return 2
+    if not 0 < args.margin < 1:
+        print(f"mcastlab report: --margin must be in (0, 1), got {args.margin}", file=sys.stderr)
+        return 2
     from analysis.load import ResultsError
     from analysis.report import generate
 
     try:
-        res = generate(args.results, args.out, n_boot=args.bootstrap, alpha=args.alpha)
+        res = generate(args.results, args.out, n_boot=args.bootstrap, alpha=args.alpha,
+                       margin=args.margin)
     except ResultsError as exc:
         print(f"mcastlab report: {exc}", file=sys.stderr)
         return 2
@@ -72,8 +82,11 @@ def run_compare(args: argparse.Namespace) -> int:
         print(f"mcastlab compare: --bootstrap must be at least 99, got {args.bootstrap}",
               file=sys.stderr)
         return 2
+    if not 0 < args.margin < 1:
+        print(f"mcastlab compare: --margin must be in (0, 1), got {args.margin}", file=sys.stderr)
+        return 2
     try:
-        labels, cells = compare(args.results, n_boot=args.bootstrap)
+        labels, cells = compare(args.results, n_boot=args.bootstrap, margin=args.margin)
     except ResultsError as exc:
         print(f"mcastlab compare: {exc}", file=sys.stderr)
         return 2
@@ -90,7 +103,7 @@ def run_compare(args: argparse.Namespace) -> int:
                 "agreement", "median change: min … max (sd)"):
         table.add_column(col)
     style = {"agree": "green", "contradict": "red", "testbed-bound": "yellow",
-             "mixed fidelity": "yellow"}
+             "mixed fidelity": "yellow", "all undecided": "cyan"}
     for c in cells:
         sp = c.spread()
         spread = ("n/a" if not math.isfinite(sp["min"]) else

@@ -3,10 +3,12 @@
 ``mcastlab compare RESULTS...`` analyses each campaign exactly as ``mcastlab report`` does
 and, per matrix point and metric, lists every campaign's verdict and how they relate:
 
-- ``agree``: every campaign reached the same network-bound verdict;
-- ``one says no difference``: one direction (or a crossing) and "no significant difference";
-- ``contradict``: one campaign says unicast is better, another multicast (or two campaigns
-  put opposite modes on the two sides of a crossing);
+- ``agree``: every campaign reached the same network-bound verdict (a mode better, or
+  practically equal);
+- ``all undecided``: no campaign could decide (one run per mode, or too few runs);
+- ``one says no difference``: a decided verdict beside undecided ones;
+- ``contradict``: one campaign says unicast is better, another multicast, or one says a
+  mode is better and another that the two are practically equal;
 - ``testbed-bound``: the cell is testbed-bound in every campaign (no verdict anywhere);
 - ``mixed fidelity``: testbed-bound in some campaigns only; the others are compared among
   themselves in ``network_agreement``.
@@ -16,10 +18,15 @@ unicast, in %): min, max and standard deviation over campaigns.
 
 Example::
 
-    >>> agreement(["multicast", "multicast", "none"])
+    >>> agreement(["multicast", "multicast", "undecided"])
     'one says no difference'
     >>> agreement(["unicast", "multicast"])
     'contradict'
+    >>> agreement(["equal", "unicast"])
+    'contradict'
+
+The verdicts are those of :mod:`analysis.modes` (runs as the unit, Holm over each
+campaign's table), not the within-run distribution tests.
 """
 
 from __future__ import annotations
@@ -30,29 +37,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis import dominance
+from analysis import modes
 from analysis.analyse import METRICS, analyse
 from analysis.load import ResultsError, load_campaign
 
 AGREE = "agree"
+UNDECIDED = "all undecided"
 PARTLY = "one says no difference"
 CONTRADICT = "contradict"
 TESTBED = "testbed-bound"
 MIXED = "mixed fidelity"
 
 
-def outcome(comp: dominance.Comparison | None) -> str:
-    """A comparison as one word: unicast | multicast | none | crossing:<below mode> |
-    testbed | not compared."""
-    if comp is None:
+def outcome(verdict: modes.ModeVerdict | None) -> str:
+    """A verdict as one word: unicast | multicast | equal | undecided | testbed |
+    not compared."""
+    if verdict is None:
         return "not compared"
-    if comp.testbed_bound:
+    if verdict.outcome == modes.TESTBED_BOUND:
         return "testbed"
-    if comp.winner:
-        return comp.winner
-    if comp.verdict == dominance.CROSSING and comp.crossovers:
-        return f"crossing:{comp.crossovers[0].below}"
-    return "none"
+    if verdict.winner:
+        return verdict.winner
+    if verdict.outcome == modes.EQUAL:
+        return "equal"
+    return "undecided"
 
 
 def agreement(outcomes: list[str]) -> str:
@@ -63,10 +71,11 @@ def agreement(outcomes: list[str]) -> str:
     if all(o == "testbed" for o in real):
         return TESTBED
     net = [o for o in real if o != "testbed"]
-    directions = {o for o in net if o in ("unicast", "multicast")}
-    crossings = {o for o in net if o.startswith("crossing:")}
-    if len(directions) > 1 or len(crossings) > 1:
+    decided = {o for o in net if o != "undecided"}
+    if len(decided) > 1:
         return CONTRADICT
+    if not decided:
+        return UNDECIDED
     if len(set(net)) == 1:
         return AGREE
     return PARTLY
@@ -114,14 +123,14 @@ def _num(v: float) -> float | None:
     return round(v, 3) if math.isfinite(v) else None
 
 
-def compare(paths: list[str | Path], *, n_boot: int = 499, alpha: float = 0.05
-            ) -> tuple[list[str], list[Cell]]:
+def compare(paths: list[str | Path], *, n_boot: int = 499, alpha: float = 0.05,
+            margin: float = modes.EQUIVALENCE_MARGIN) -> tuple[list[str], list[Cell]]:
     """(campaign labels, one Cell per (group, count, metric)) over campaigns of one scenario."""
     if len(paths) < 2:
         raise ResultsError("compare needs at least two campaign directories")
     analyses = []
     for p in paths:
-        analyses.append(analyse(load_campaign(p), n_boot=n_boot, alpha=alpha))
+        analyses.append(analyse(load_campaign(p), n_boot=n_boot, alpha=alpha, margin=margin))
     names = [a.campaign.name for a in analyses]
     if len(set(names)) != 1:
         listing = ", ".join(f"{p} ({n})" for p, n in zip(paths, names, strict=True))
@@ -138,11 +147,11 @@ def compare(paths: list[str | Path], *, n_boot: int = 499, alpha: float = 0.05
             outs, effs, why = [], [], []
             for a in analyses:
                 pair = next((p for p in a.pairs if (p.group, p.label) == (group, label)), None)
-                comp = pair.comparisons.get(metric) if pair else None
-                outs.append(outcome(comp))
-                effs.append(comp.effects["median"][0] if comp else math.nan)
-                if comp is not None and comp.testbed_bound:
-                    why.append("; ".join(comp.testbed_reasons))
+                verdict = pair.verdicts.get(metric) if pair else None
+                outs.append(outcome(verdict))
+                effs.append(verdict.change[0] if verdict else math.nan)
+                if verdict is not None and verdict.outcome == modes.TESTBED_BOUND:
+                    why.append("; ".join(verdict.testbed_reasons))
             cells.append(Cell(group, label, metric, outs, effs, why))
     return labels, cells
 

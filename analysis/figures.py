@@ -133,7 +133,8 @@ def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
         if missing:
             title += f" ({' and '.join(missing)}: fewer than 2 samples)"
     if comp is not None:
-        title += f": {comp.verdict}"
+        verdict = pair.verdicts.get(metric)
+        title += f": {verdict.outcome if verdict else comp.verdict}"
         for c in comp.crossovers:
             ax.axvspan(c.lo / div, c.hi / div, color="0.85", zorder=0)
             ax.axvline(c.x / div, color="0.3", linestyle=":", linewidth=1)
@@ -322,7 +323,9 @@ def difference_grid(analysis: Analysis, group: str, metric: str, out_dir: Path) 
         lim = max(0.05, 1.15 * max(float(np.abs(comp.diff).max()), comp.critical))
         ax.set_ylim(-lim, lim)
         p_text = comp.qualifier().split(", ")[-2]
-        ax.set_title(f"{pair.label}: {comp.verdict} ({p_text}, c={comp.critical:.3f})",
+        label = (comp.verdict if comp.testbed_bound  # never the test's own outcome then
+                 else f"within these runs, {comp.verdict}")
+        ax.set_title(f"{pair.label}: {label} ({p_text}, c={comp.critical:.3f})",
                      color=TESTBED_COLOR if comp.testbed_bound else "black")
         if comp.testbed_bound:
             mark_testbed_bound(ax)

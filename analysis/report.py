@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis import stats
+from analysis import modes, stats
 from analysis.analyse import Analysis, analyse
 from analysis.figures import all_figures
 from analysis.load import load_campaign
@@ -25,30 +25,37 @@ class ReportResult:
 METHOD = """\
 **How to read this report.** For every participant count the two modes are compared on
 two metrics: publisher 0's one-way latency (every latency sample; lower is better) and
-the per-second throughput summed over all subscribers (higher is better). Each ECDF is
-drawn with a {conf:.0f}% *simultaneous* DKW band (the whole curve lies inside it with that
-probability), computed on the *effective* sample size: the samples of a run are
-autocorrelated, so the band uses n divided by the variance inflation that a block
-bootstrap measures.
+the per-second throughput summed over all subscribers (higher is better).
 
-**The verdict** comes from a test of first-order stochastic dominance on the difference
-of the two ECDFs, ΔF(x). Blocks of consecutive samples (blocks never span two runs; with
-at least {min_reps} repetitions per mode the runs themselves) are permuted between the
-two modes ({n_boot} permutations, or every split when there are fewer) to find the
-threshold c that sup|ΔF| exceeds with probability α under identical distributions.
-Wherever |ΔF(x)| > c, one mode has significantly more mass below x.
+**The verdict is about the modes, with runs as the unit.** Each run is reduced to its
+median (of latency; of per-second throughput), on a log scale. With at least 2 runs per
+mode, Welch's t-test compares the modes' run medians (unequal variances and run counts
+allowed) and gives multicast's change against unicast with a {conf:.0f}% t interval;
+two one-sided tests (TOST) check equivalence within a pre-declared margin of
+±{margin:.0%}. Holm's method controls the family-wise error rate at α = {alpha} over
+the whole table — every network-bound cell with ≥ 2 runs per mode, counts × metrics
+({family} cells here) — separately for difference and equivalence; the adjusted p-values
+are in the tables. Outcomes:
 
-- *X dominates*: X is significantly better somewhere and significantly worse nowhere.
-- *Crossing*: each mode is significantly better somewhere; the crossover point (dotted
-  line; grey interval = where it can lie) splits the range, and the share of each
-  mode's samples below it is given.
-- *No significant difference*: |ΔF| stays below c everywhere.
+- *X better*: the run medians differ (Holm-adjusted p < α) and are not equivalent.
+- *Practically equal*: the change lies within ±{margin:.0%} (Holm-adjusted TOST p < α).
+- *Undecided*: neither is shown — or only one run per mode exists, so run-to-run
+  variation (which alone moved the median of unpaced 1×1 latency by −34% and +27% in two
+  identical campaigns on these machines) is unknown.
+- *Testbed-bound*: a run was host-bound (see Fidelity); no verdict.
 
-On identical distributions any verdict other than "no significant difference" occurs
-with probability about α = {alpha}. Effect sizes are the change of multicast relative to
-unicast of the mean and the median, with {conf:.0f}% block-bootstrap intervals. "p" is
-the permutation p-value of sup|ΔF|; the iid Kolmogorov–Smirnov p-value in the
-comparison table ignores autocorrelation and is shown only for contrast.
+**Within the runs** a test of first-order stochastic dominance on the difference of the
+two ECDFs, ΔF(x), describes the distributions: blocks of consecutive samples (never
+spanning two runs; with at least {min_reps} repetitions per mode the runs themselves) are
+permuted between the modes ({n_boot} permutations, or every split when there are fewer)
+to find the threshold c that sup|ΔF| exceeds with probability α under identical
+distributions; where |ΔF(x)| > c one mode has significantly more mass below x
+(*X dominates*, *crossing*, *no significant difference*). With fewer than {min_reps}
+runs this test is conditional on the compared runs: it says where these runs differ, not
+that the modes do. Each ECDF is drawn with a {conf:.0f}% *simultaneous* DKW band on the
+effective sample size (n divided by the variance inflation a block bootstrap measures).
+The iid Kolmogorov–Smirnov p-value in the comparison table ignores autocorrelation and is
+shown only for contrast.
 """
 
 
@@ -80,16 +87,34 @@ def fidelity_summary(analysis: Analysis) -> str:
             else "") + ".")
     if unknown and host:
         lines.append(f"{unknown} runs were recorded without the fidelity monitor (unknown).")
-    reps = sorted({min(p.repetitions.values()) for p in analysis.pairs if p.complete})
-    if reps == [1]:
-        lines.append("Each verdict rests on **one run per mode**: it is conditional on these "
-                     "runs, since run-to-run variation is not estimated; at least "
-                     f"{stats.MIN_REPETITIONS_AS_UNITS} repetitions make runs the resampled "
-                     "units.")
-    elif reps:
-        lines.append(f"Verdicts rest on {'–'.join(str(r) for r in (reps[0], reps[-1]))} "
-                     "runs per mode.")
+    lines.append(repetitions_summary(analysis))
     return "\n".join(lines) + "\n"
+
+
+def repetitions_summary(analysis: Analysis) -> str:
+    """How many runs per mode each verdict rests on, and what more runs would decide."""
+    by_reps: dict[int, list[str]] = {}
+    for p in analysis.pairs:
+        if p.complete:
+            by_reps.setdefault(min(p.repetitions.values()), []).append(p.label)
+    if not by_reps:
+        return ""
+    parts = [f"{r} run{'s' if r > 1 else ''} per mode at {', '.join(labels)}"
+             for r, labels in sorted(by_reps.items())]
+    text = "Verdicts rest on " + "; ".join(parts) + "."
+    single = by_reps.get(1, [])
+    net_single = [p.label for p in analysis.pairs
+                  if p.complete and min(p.repetitions.values()) == 1 and not p.testbed_bound]
+    if single:
+        text += (" With one run per mode the run-to-run variation is unknown, so those cells"
+                 " are *undecided* (their within-run test is conditional on the two runs)"
+                 + (f": {', '.join(net_single)}" if net_single else "") + ".")
+    tested = [v for v in analysis.verdicts if v.testable]
+    if tested or single:
+        text += (f" For verdicts on every network-bound cell, run ≥ "
+                 f"{modes.runs_needed(analysis.verdicts)} repetitions per mode "
+                 "(`repetitions`, `repetitions_by_count`).")
+    return text
 
 
 def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
@@ -110,18 +135,24 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     if camp.skipped:
         md.append("**Runs not analysed** (incomplete or failed): "
                   + "; ".join(f"`{r}` ({why})" for r, why in camp.skipped) + "\n")
+    family = max((v.family for v in analysis.verdicts), default=0)
     md.append(METHOD.format(conf=100 * (1 - analysis.alpha), alpha=analysis.alpha,
-                            n_boot=analysis.n_boot, min_reps=stats.MIN_REPETITIONS_AS_UNITS))
+                            n_boot=analysis.n_boot, min_reps=stats.MIN_REPETITIONS_AS_UNITS,
+                            margin=analysis.margin, family=family))
     verdicts = tables["verdicts"]
     for group in analysis.groups:
         sfx = "" if len(analysis.groups) == 1 else f"-{group}"
         sel = verdicts[verdicts["group"] == group]
         md += [
             f"## {group}: verdicts\n",
-            "Each cell: verdict, crossover(s) if any, the test behind it, and multicast's "
-            "change of the median relative to unicast with its 95% interval.\n",
-            to_markdown(sel[["participants", "fidelity", "runs per mode", "latency test",
-                             "throughput test"]].rename(
+            "Each cell: the verdict about the modes and the run-level test behind it "
+            "(multicast's change of the run medians against unicast, 95% interval, Holm-"
+            "adjusted p-values), then what the within-run distribution test saw, "
+            "conditional on the compared runs.\n",
+            to_markdown(sel[["participants", "fidelity", "runs per mode", "latency verdict",
+                             "throughput verdict"]]),
+            "\n",
+            to_markdown(sel[["participants", "latency test", "throughput test"]].rename(
                 columns={"latency test": "latency (lower is better)",
                          "throughput test": "throughput (higher is better)"})),
             "\n### What the wire shows\n",
@@ -145,9 +176,16 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
             f"\n## {group}: wire metrics vs participant count\n",
             _img(f"figures/wire_metrics{sfx}.png", "wire metrics"),
         ]
+    mv = tables["mode_verdicts"]
+    if not mv.empty:
+        md += ["\n## Verdicts about the modes: test details\n",
+               "Run medians on a log scale; `change_*`: multicast against unicast, % with its "
+               "95% Welch t interval; `p_*_holm`: Holm-adjusted over the `family` of "
+               "network-bound cells with ≥ 2 runs per mode; equivalence margin ±`margin`.\n\n",
+               to_markdown(mv.drop(columns=["group"] if mv["group"].nunique() == 1 else []))]
     comp = tables["comparisons"]
     if not comp.empty:
-        md += ["\n## Test details\n",
+        md += ["\n## Within-run distribution tests\n",
                "p: block-permutation p-value of sup|ΔF|; c: its critical value; "
                "ks_D / ks_p_if_iid: "
                "scipy's two-sample KS on the raw samples (p assumes independence); "
@@ -199,9 +237,10 @@ def _paper_inputs(analysis: Analysis, tables: dict, tab_dir: Path) -> list[Path]
 
 
 def generate(results: str | Path, out_dir: str | Path | None = None, *,
-             n_boot: int = stats.N_BOOT, alpha: float = stats.ALPHA) -> ReportResult:
+             n_boot: int = stats.N_BOOT, alpha: float = stats.ALPHA,
+             margin: float = modes.EQUIVALENCE_MARGIN) -> ReportResult:
     """Load ``results``, analyse it, and write figures, tables and report.md."""
     campaign = load_campaign(results)
     out = Path(out_dir) if out_dir is not None else Path(results) / "report"
-    analysis = analyse(campaign, n_boot=n_boot, alpha=alpha)
+    analysis = analyse(campaign, n_boot=n_boot, alpha=alpha, margin=margin)
     return write_report(analysis, out)

@@ -8,6 +8,10 @@ participant count gets a known relation between the modes, cycling through:
 * ``multicast-better``: multicast latency shifted down and throughput up,
 * ``crossing``: multicast faster in the body but with a heavier tail (curves cross),
 * ``unicast-better``: the reverse of the second case.
+
+``run_sd`` adds a run effect: every run's latency and throughput are scaled by
+``exp(N(0, run_sd))``, as the testbed's state moves a whole run (measured here: unpaced
+1×1 medians differing by tens of percent between identical runs).
 """
 
 from __future__ import annotations
@@ -102,6 +106,7 @@ def write_campaign(
     seed: int = 3,
     campaign: str = "synthetic",
     host_bound: tuple[int, ...] = (),
+    run_sd: float = 0.0,
 ) -> Path:
     """Write the campaign into ``out`` and return it. ``latency_samples`` overrides the count
     per run (for the benchmark); otherwise it is ``seconds * pings_per_s``. Runs of the
@@ -125,7 +130,7 @@ def write_campaign(
                     "synthetic_design": design,
                 }
                 _write_run(out / run_id, cfg, design, rng, seconds, pings_per_s,
-                           latency_samples, phi, n in host_bound)
+                           latency_samples, phi, n in host_bound, run_sd)
                 index["runs"].append({"id": run_id, "status": "complete", "attempts": 1,
                                       "reason": "", "config": cfg})
     _write_json(out / "campaign.json", index)
@@ -142,16 +147,18 @@ def _write_run(
     latency_samples: int | None,
     phi: float,
     host_bound: bool = False,
+    run_sd: float = 0.0,
 ) -> None:
     mode, n, run_id = cfg["mode"], cfg["subscribers"], cfg["run_id"]
     tables = run_dir / "tables"
     tables.mkdir(parents=True, exist_ok=True)
     count = latency_samples or seconds * pings_per_s
     mu, sd = latency_params(design, mode, n)
-    lat = np.exp(mu + sd * ar1(count, phi, rng))
+    run_effect = float(rng.normal(0.0, run_sd)) if run_sd else 0.0
+    lat = np.exp(mu + run_effect + sd * ar1(count, phi, rng))
     pd.DataFrame({"run_id": run_id, "sample": np.arange(count, dtype=np.int64),
                   "latency_us": lat}).to_parquet(tables / "latency.parquet", index=False)
-    per_sub = 400_000.0 / n**0.8 * throughput_factor(design, mode)
+    per_sub = 400_000.0 / n**0.8 * throughput_factor(design, mode) * np.exp(-run_effect)
     secs = np.arange(1, seconds + 1, dtype=np.int32)
     rows = []
     for s in range(n):

@@ -39,6 +39,24 @@ def statistics_table(analysis: Analysis) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def mode_verdicts_table(analysis: Analysis) -> pd.DataFrame:
+    """Per participant count and metric: the verdict about the modes (runs as the unit)."""
+    rows = []
+    for pair in analysis.pairs:
+        for metric, v in [*pair.verdicts.items(), *pair.tails.items()]:
+            rows.append({
+                "group": pair.group, "participants": pair.label, "metric": metric,
+                "statistic": v.statistic, "verdict": v.outcome, "runs_unicast": v.runs["unicast"],
+                "runs_multicast": v.runs["multicast"],
+                "change_pct": v.change[0], "change_lo": v.change[1], "change_hi": v.change[2],
+                "df": v.df, "p_difference": v.p_difference,
+                "p_difference_holm": v.p_difference_adj, "p_equivalence": v.p_equivalence,
+                "p_equivalence_holm": v.p_equivalence_adj, "margin": v.margin,
+                "family": v.family, "reason": v.reason,
+            })
+    return pd.DataFrame(rows)
+
+
 def comparisons_table(analysis: Analysis) -> pd.DataFrame:
     """Per participant count and metric: the test, crossovers and effect sizes."""
     rows = []
@@ -111,6 +129,7 @@ def _short(value: float, unit: str) -> str:
 def all_tables(analysis: Analysis) -> dict[str, pd.DataFrame]:
     return {
         "verdicts": verdict_table(analysis),
+        "mode_verdicts": mode_verdicts_table(analysis),
         "summary": summary_table(analysis),
         "statistics": statistics_table(analysis),
         "comparisons": comparisons_table(analysis),

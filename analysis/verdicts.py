@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from analysis import dominance
+from analysis import dominance, modes
 from analysis.analyse import METRICS, Analysis, Pair
 
 # wire_* column -> (label, format, floor added before taking ratios)
@@ -77,6 +77,21 @@ def fmt_pct(effect: tuple[float, float, float]) -> str:
     if not math.isfinite(est):
         return "n/a"
     return f"{est:+.1f}% [{lo:+.1f}, {hi:+.1f}]"
+
+
+def test_cell(pair: Pair, metric: str, unit: str) -> str:
+    """The verdict's test (runs as the unit), then the within-run distribution test."""
+    comp, verdict = pair.comparisons.get(metric), pair.verdicts.get(metric)
+    within = verdict_cell(comp, unit, pair.not_compared.get(metric, ""))
+    if verdict is None:
+        return within
+    if verdict.outcome == modes.TESTBED_BOUND:
+        return within
+    text = f"{verdict.qualifier()}."
+    tail = pair.tails.get(metric)
+    if tail is not None and tail.testable:
+        text += f" Tail: {tail.outcome} ({tail.qualifier()})."
+    return f"{text} Within the runs, conditional on them: {within}"
 
 
 def verdict_cell(comp: dominance.Comparison | None, unit: str, why_not: str = "") -> str:
@@ -168,44 +183,63 @@ def dominant_wire_difference(pair: Pair) -> tuple[str, float] | None:
     return (best[0], best[1]) if best else None
 
 
-def _metric_phrase(comp: dominance.Comparison | None, metric: str, unit: str,
-                   why_not: str = "") -> str:
+def _distribution_phrase(comp: dominance.Comparison) -> str:
+    """What the within-run distribution test saw (conditional on the compared runs)."""
+    test = comp.test_outcome or comp.verdict
+    if test.endswith("dominates"):
+        return f"the ECDF test within these runs finds {test.replace(' dominates', '')} better"
+    if test == dominance.CROSSING:
+        return "the ECDFs of these runs cross"
+    return "the ECDF test within these runs finds no significant difference"
+
+
+def _metric_phrase(pair: Pair, metric: str, unit: str) -> str:
     word = {
         "latency": ("lower latency", "latency"),
         "throughput": ("higher throughput", "throughput"),
     }
     good, noun = word[metric]
-    if comp is None:
+    comp = pair.comparisons.get(metric)
+    verdict = pair.verdicts.get(metric)
+    why_not = pair.not_compared.get(metric, "")
+    if comp is None or verdict is None:
         return f"{noun} was not compared ({why_not})" if why_not else f"{noun} was not compared"
-    if comp.testbed_bound:
+    if verdict.outcome == modes.TESTBED_BOUND:
         return (f"{noun} is testbed-bound: the hosts' CPUs, not the network, limited a run, "
                 "so the data give no verdict on the modes")
-    med = comp.effects["median"][0]
-    if comp.winner:
-        other = next(n for n in comp.names if n != comp.winner)
-        # Dominance means significantly better somewhere and significantly worse nowhere,
-        # not better everywhere: the median can even move slightly the other way.
-        return (f"{comp.winner} has {good} than {other} (significantly in part of the "
-                f"distribution, nowhere significantly worse; median {med:+.0f}% for multicast)")
-    if comp.verdict == dominance.CROSSING:
-        c = comp.crossovers[0]
-        return (f"the {noun} curves cross at {fmt_value(c.x, unit)}: {c.below} is better below "
-                f"({c.mass_below[c.below]:.0%} of its samples lie there), {c.above} above")
-    return f"{noun} does not differ significantly (median {med:+.0f}% for multicast)"
+    est, lo, hi = verdict.change
+    runs = f"{verdict.runs['unicast']}+{verdict.runs['multicast']} runs"
+    if verdict.winner:
+        other = next(n for n in verdict.runs if n != verdict.winner)
+        text = (f"{verdict.winner} has {good} than {other} (run medians: multicast "
+                f"{est:+.0f}% [{lo:+.0f}, {hi:+.0f}] over {runs}, Holm-adjusted "
+                f"p={verdict.p_difference_adj:.3f})")
+        tail = pair.tails.get(metric)
+        if modes.tail_reversal(verdict, tail) and tail is not None:
+            t_est, t_lo, t_hi = tail.change
+            text += (f", but its tail is worse — a tail reversal: run p99s multicast "
+                     f"{t_est:+.0f}% [{t_lo:+.0f}, {t_hi:+.0f}], {tail.winner} better there "
+                     f"(Holm-adjusted p={tail.p_difference_adj:.3f})")
+        return text
+    if verdict.outcome == modes.EQUAL:
+        return (f"{noun} is practically equal in the two modes (run medians: multicast "
+                f"{est:+.1f}% [{lo:+.1f}, {hi:+.1f}] over {runs}, inside the "
+                f"±{verdict.margin:.0%} margin)")
+    if verdict.testable:
+        return (f"{noun} is undecided between the modes (run medians: multicast {est:+.0f}% "
+                f"[{lo:+.0f}, {hi:+.0f}] over {runs}: neither a difference nor equivalence "
+                f"within ±{verdict.margin:.0%} is shown)")
+    return (f"{noun} is undecided between the modes: one run per mode, so run-to-run "
+            f"variation is unknown; conditional on these two runs, {_distribution_phrase(comp)}"
+            f" (median {est:+.0f}% for multicast)")
 
 
 def sentence(pair: Pair) -> str:
     """One sentence naming the dominant difference between the two modes at this count."""
-    phrases = [
-        _metric_phrase(pair.comparisons.get(m), m, unit, pair.not_compared.get(m, ""))
-        for m, (_, unit, _) in METRICS.items()
-    ]
+    phrases = [_metric_phrase(pair, m, unit) for m, (_, unit, _) in METRICS.items()]
     text = f"At {pair.label}, " + phrases[0] + "; " + phrases[1] + "."
     if pair.testbed_bound:
         text += " " + testbed_note(pair)
-    elif pair.comparisons and min(pair.repetitions.values(), default=0) == 1:
-        text += (" With one run per mode, this is conditional on these two runs: run-to-run "
-                 "variation is not estimated (use repetitions ≥ 5).")
     dom = dominant_wire_difference(pair)
     if dom is None:
         return text + (" No capture, so no wire evidence." if not pair.wire else "")
@@ -250,9 +284,9 @@ def verdict_table(analysis: Analysis) -> pd.DataFrame:
                "runs per mode": "/".join(str(pair.repetitions.get(m, 0))
                                          for m in ("unicast", "multicast"))}
         for metric, (_, unit, _) in METRICS.items():
-            comp = pair.comparisons.get(metric)
-            row[f"{metric} verdict"] = comp.verdict if comp else "not compared"
-            row[f"{metric} test"] = verdict_cell(comp, unit, pair.not_compared.get(metric, ""))
+            verdict = pair.verdicts.get(metric)
+            row[f"{metric} verdict"] = verdict.outcome if verdict else "not compared"
+            row[f"{metric} test"] = test_cell(pair, metric, unit)
         row["wire evidence"] = wire_cell(pair)
         row["explanation"] = sentence(pair)
         rows.append(row)

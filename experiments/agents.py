@@ -1,7 +1,11 @@
 """Command lines of the agents (docs/contracts.md §1) for one process of one run.
 
 Perftest-compatible agents (``native``, ``native-asan``, ``rti``) get RTI Perftest 4.x
-options; ``ddsperf`` (Cyclone's own tool, a reference) gets its own command line and a
+options, each role only its own (publisher-only options never to subscribers and the
+reverse: real Perftest refuses them; the role table is experiments/agent_options.py).
+The native agent still needs the other role's count (agent_options.NATIVE_CROSS_ROLE);
+real Perftest gets ``-peer N@address`` so that more than 5 participants per host are
+contacted. ``ddsperf`` (Cyclone's own tool, a reference) gets its own command line and a
 Cyclone configuration in ``CYCLONEDDS_URI``.
 """
 
@@ -11,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from experiments import agent_options
 from mcastlab import paths
 
 PERFTEST_KINDS = ("native", "native-asan", "rti")
@@ -54,15 +59,57 @@ def _cyclone_uri(cfg: dict[str, Any], ip: str, peers: list[str], per_host: int) 
     )
 
 
+def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
+                   peer_counts: dict[str, int], latency_file: Path | None) -> list[str]:
+    """A Perftest agent's options: each role gets only its own (Perftest refuses the other
+    role's, experiments/agent_options.py), plus what the native agent still needs."""
+    native = cfg["agent"] != "rti"
+    pubs, subs = cfg["publishers"], cfg["subscribers"]
+    if is_pub:
+        args = ["-pub", "-pidMultiPubTest", str(idx), "-numSubscribers", str(subs)]
+        if native:  # NATIVE_CROSS_ROLE: its range check and discovery tuning
+            args += ["-numPublishers", str(pubs)]
+    else:
+        args = ["-sub", "-sidMultiSubTest", str(idx), "-numPublishers", str(pubs)]
+        if native:
+            args += ["-numSubscribers", str(subs)]
+    args += ["-dataLen", str(cfg["data_len"]), "-domain", str(cfg["domain"])]
+    args += ["-nic", ip, "-outputFormat", "csv"]
+    if not cfg["reliable"]:
+        args.append("-bestEffort")
+    if cfg["mode"] == "multicast":
+        args.append("-multicast")
+    if cfg["discovery"] == "unicast-peers":
+        for p, n in peer_counts.items():
+            # Connext contacts participant ids 0-4 per address unless told N@address.
+            args += ["-peer", p if native else agent_options.peer_descriptor(p, n)]
+    if is_pub:
+        if cfg["test"] == "latency":
+            args.append("-latencyTest")
+        args += ["-latencyCount", str(cfg["latency_count"])]
+        if cfg["execution_time"]:
+            args += ["-executionTime", str(cfg["execution_time"])]
+        if cfg.get("num_iter"):
+            args += ["-numIter", str(cfg["num_iter"])]
+        if cfg.get("pub_rate"):
+            # Sleep, not Perftest's default spin: 75 spinning publishers would
+            # saturate the testbed's cores by themselves.
+            args += ["-pubRate", f"{cfg['pub_rate']}:sleep"]
+        if latency_file is not None:
+            args += ["-latencyFile", str(latency_file)]
+    return args + list(cfg.get("agent_extra_args", []))
+
+
 def build(cfg: dict[str, Any], host_ip: dict[str, str], agents_dir: Path) -> list[ProcSpec]:
     """Processes of a run, publishers first (``cfg`` is the run's config.json dict)."""
     kind = cfg["agent"]
     exe = str(executable(kind))
-    pubs, subs = cfg["publishers"], cfg["subscribers"]
     placement: dict[str, str] = cfg["placement"]
     hosts_used = sorted(set(placement.values()))
     peers = [host_ip[h] for h in hosts_used]
-    per_host = max(list(placement.values()).count(h) for h in hosts_used)
+    host_count = {h: list(placement.values()).count(h) for h in hosts_used}
+    peer_counts = {host_ip[h]: n for h, n in host_count.items()}
+    per_host = max(host_count.values())
     out: list[ProcSpec] = []
     for name, host in placement.items():
         is_pub = name.startswith("pub")
@@ -70,33 +117,7 @@ def build(cfg: dict[str, Any], host_ip: dict[str, str], agents_dir: Path) -> lis
         ip = host_ip[host]
         lat = agents_dir / f"{name}.latency.txt" if is_pub and idx == 0 else None
         if kind in PERFTEST_KINDS:
-            argv = [exe, "-pub" if is_pub else "-sub"]
-            argv += ["-pidMultiPubTest", str(idx)] if is_pub else ["-sidMultiSubTest", str(idx)]
-            argv += ["-numPublishers", str(pubs), "-numSubscribers", str(subs)]
-            argv += ["-dataLen", str(cfg["data_len"]), "-domain", str(cfg["domain"])]
-            argv += ["-nic", ip, "-outputFormat", "csv"]
-            if not cfg["reliable"]:
-                argv.append("-bestEffort")
-            if cfg["mode"] == "multicast":
-                argv.append("-multicast")
-            if cfg["discovery"] == "unicast-peers":
-                for p in peers:
-                    argv += ["-peer", p]
-            if cfg["test"] == "latency":
-                argv.append("-latencyTest")
-            if is_pub:
-                argv += ["-latencyCount", str(cfg["latency_count"])]
-                if cfg["execution_time"]:
-                    argv += ["-executionTime", str(cfg["execution_time"])]
-                if cfg.get("num_iter"):
-                    argv += ["-numIter", str(cfg["num_iter"])]
-                if cfg.get("pub_rate"):
-                    # Sleep, not Perftest's default spin: 75 spinning publishers would
-                    # saturate the testbed's cores by themselves.
-                    argv += ["-pubRate", f"{cfg['pub_rate']}:sleep"]
-            if lat is not None:
-                argv += ["-latencyFile", str(lat)]
-            argv += list(cfg.get("agent_extra_args", []))
+            argv = [exe, *_perftest_args(cfg, is_pub, idx, ip, peer_counts, lat)]
             out.append(ProcSpec(name, host, argv, latency_file=lat))
         else:
             dur = cfg["execution_time"] or 60

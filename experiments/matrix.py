@@ -33,14 +33,22 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     topo_params = sc.topology.resolved()
     runs: list[dict[str, Any]] = []
     seen: set[str] = set()
-    axes = itertools.product(
-        topo_params.items(), variants.items(), m.tests, m.reliability, m.data_len, m.latency_count,
-        m.pub_rate, m.count_pairs(), m.modes, m.discovery, range(1, m.repetitions + 1),
+    # Repetitions vary slower than mode and discovery: r1 of every mode, then r2, ... so
+    # the runs of one mode are spread over the count's time span and a slow drift of the
+    # machine (another load, thermal) falls on both modes alike, not on one of them.
+    axes = (
+        (*head, (pubs, subs), rep, mode, disc)
+        for *head, (pubs, subs) in itertools.product(
+            topo_params.items(), variants.items(), m.tests, m.reliability, m.data_len,
+            m.latency_count, m.pub_rate, m.count_pairs())
+        for rep in range(1, m.repetitions_of(pubs, subs) + 1)
+        for mode in m.modes
+        for disc in m.discovery
     )
     paced = any(m.pub_rate)
     for point in axes:
         (tname, tparams), (pname, pl), test, rel, dlen, lcount, rate = point[:7]
-        (pubs, subs), mode, disc, rep = point[7:]
+        (pubs, subs), rep, mode, disc = point[7:]
         if test == "latency":
             lcount = 1  # -latencyTest: every sample is a round trip
             rate = 0  # and it paces itself: one round trip at a time

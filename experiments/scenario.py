@@ -170,6 +170,10 @@ class Matrix(_Strict):
     execution_time_by_count: dict[str, int] = Field(default_factory=dict)
     num_iter: int | dict[Literal["throughput", "latency"], int] | None = None
     repetitions: int = Field(default=1, ge=1, le=1000)
+    # More (or fewer) repetitions for some counts, keyed like execution_time_by_count:
+    # verdicts about the modes need >= 2 runs per mode (run-to-run variation), but a count
+    # the testbed cannot carry (host-bound) gains nothing from repeating.
+    repetitions_by_count: dict[str, int] = Field(default_factory=dict)
     # Offered load: samples/s per publisher (Perftest -pubRate), 0 = as fast as the
     # testbed allows (the study's setting). A paced load below the testbed's capacity keeps
     # a run network-bound (see [fidelity]).
@@ -242,6 +246,12 @@ class Matrix(_Strict):
             if secs < 1 or secs > MAX_EXECUTION_TIME_S:
                 raise ValueError(f"execution_time_by_count.{key}: got {secs}; allowed: "
                                  f"1..{MAX_EXECUTION_TIME_S} seconds")
+        for key, reps in self.repetitions_by_count.items():
+            if key not in keys:
+                raise ValueError(f"repetitions_by_count: no count {key!r} in the matrix; "
+                                 f"allowed: {', '.join(sorted(keys, key=_count_order))}")
+            if reps < 1 or reps > 1000:
+                raise ValueError(f"repetitions_by_count.{key}: got {reps}; allowed: 1..1000")
         if self.execution_time == 0:
             for t in self.tests:
                 if self.iterations(t) is None:
@@ -257,6 +267,16 @@ class Matrix(_Strict):
         if publishers == subscribers and str(publishers) in by:
             return by[str(publishers)]
         return self.execution_time
+
+    def repetitions_of(self, publishers: int, subscribers: int) -> int:
+        """Repetitions of one count pair (repetitions_by_count, else repetitions)."""
+        by = self.repetitions_by_count
+        key = f"{publishers}x{subscribers}"
+        if key in by:
+            return by[key]
+        if publishers == subscribers and str(publishers) in by:
+            return by[str(publishers)]
+        return self.repetitions
 
     def count_pairs(self) -> list[tuple[int, int]]:
         if self.participants is not None:
@@ -549,7 +569,7 @@ def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
                 )
         from experiments.agent_options import check_extra_args
 
-        why = check_extra_args(sc.agent.extra_args)
+        why = check_extra_args(sc.agent.extra_args, sc.agent.kind)
         if why:
             raise ScenarioError(path, "agent.extra_args", why)
     if "latency" in m.tests:

@@ -251,6 +251,7 @@ class Network:
             lines = [snooping.bridge_create_cmd(real, p["snooping"], p["querier"], int(p["igmp"]))]
             lines += [f"ip link set {port} master {real} up" for port in ports]
             lines.append(f"ip link set {real} up")
+            lines += snooping.bridge_querier_on_cmds(real, bool(p["querier"]))
             # Router ports get all multicast (smcroute sends no PIM hello/query to learn from).
             lines += [f"bridge link set dev {port} mcast_router 2"
                       for port, peer in self._ports[sw] if peer in self.spec.routers]

@@ -5,13 +5,27 @@
 #
 # Needs NDDSHOME (an RTI Connext DDS installation) and a valid license
 # (RTI_LICENSE_FILE, or rti_license.dat in NDDSHOME or the current directory), and a
-# perftest_cpp binary: PERFTEST_BIN, else $PERFTEST_HOME/bin/<arch>/release/perftest_cpp as
-# built by ./build.sh from rticommunity/rtiperftest (see README.md). Adds `-batchSize 0`
-# unless the caller gave -batchSize: Connext Pro batches small samples by default and then
-# pings every latencyCount *batches*; the study pinged every latencyCount samples.
+# perftest_cpp binary: PERFTEST_BIN, else $PERFTEST_HOME/bin/<platform>/release/perftest_cpp
+# (PERFTEST_HOME defaults to .deps/rtiperftest, where build_perftest.sh builds it).
+#
+# What it adds to the caller's options, each said on stderr:
+# - `-transport UDPv4`: Connext's default transports are UDPv4 and shared memory, and
+#   shared memory would carry the traffic between emulated hosts of one machine around the
+#   emulated network. Another -transport is refused.
+# - `-qosFile <PERFTEST_HOME>/perftest_qos_profiles.xml` unless -qosFile or -noXmlQos is
+#   given: Perftest reads its QoS profiles from its working directory by default.
+#   PERFTEST_QOS_FILE overrides the file.
+# - `-batchSize 0` to a publisher that sets no -batchSize: Connext Pro batches samples up
+#   to 8192 bytes by default and then pings every latencyCount *batches*; the study pinged
+#   every latencyCount samples. Subscribers get nothing: -batchSize is publisher-only and
+#   Perftest refuses it with -sub.
+# shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 
 die() { echo "run_perftest.sh: $*" >&2; exit 3; }
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=rti_env.sh
+. "$here/rti_env.sh"
 
 [ -n "${NDDSHOME:-}" ] || die "NDDSHOME is not set: install RTI Connext DDS and export NDDSHOME=<its directory> (this wrapper runs real RTI Perftest; without a license use perftest-wrappers/bin/perftest_cyclone)"
 [ -d "$NDDSHOME" ] || die "NDDSHOME=$NDDSHOME is not a directory"
@@ -29,22 +43,53 @@ if grep -q "<expiration_date>" "$license" 2>/dev/null; then
 fi
 export RTI_LICENSE_FILE="$license"
 
+platform=$(rti_platform "$NDDSHOME") || die "no $(uname -m) Linux target libraries under $NDDSHOME/lib (found: $(rti_targets "$NDDSHOME")): install the Connext target package for this machine, or set RTI_PLATFORM=<folder>"
+
+perftest_home=${PERFTEST_HOME:-$(cd "$here/../.." && pwd)/.deps/rtiperftest}
 bin="${PERFTEST_BIN:-}"
-if [ -z "$bin" ] && [ -n "${PERFTEST_HOME:-}" ]; then
-  bin=$(ls "$PERFTEST_HOME"/bin/*/release/perftest_cpp 2>/dev/null | head -1 || true)
+if [ -z "$bin" ]; then
+  bin="$perftest_home/bin/$platform/release/perftest_cpp"
+  [ -x "$bin" ] || bin=$(find "$perftest_home/bin" -path '*/release/perftest_cpp' 2>/dev/null | sort | head -1 || true)
 fi
-[ -n "$bin" ] && [ -x "$bin" ] || die "perftest_cpp not found: set PERFTEST_BIN=<path to perftest_cpp> or PERFTEST_HOME=<rtiperftest checkout built with ./build.sh --platform <arch> --nddshome \$NDDSHOME --cpp-build>"
+[ -x "$bin" ] || die "perftest_cpp not found: set PERFTEST_BIN=<path to perftest_cpp> or PERFTEST_HOME=<rtiperftest checkout built by perftest-wrappers/rti/build_perftest.sh> (looked in $perftest_home/bin/$platform/release)"
 
 args=("$@")
-has_batch=0
-for a in "${args[@]}"; do
-  if [ "$(echo "$a" | tr '[:upper:]' '[:lower:]')" = "-batchsize" ]; then has_batch=1; fi
+role="" has_batch=0 has_qos=0 transport=""
+for ((i = 0; i < ${#args[@]}; i++)); do
+  a=${args[i]}
+  case "$a" in -*) ;; *) continue ;; esac  # a value: Perftest never takes one starting with -
+  if opt_is "$a" -pu -pub; then role=pub
+  elif opt_is "$a" -su -sub; then role=sub
+  elif opt_is "$a" -b -batchSize; then has_batch=1
+  elif opt_is "$a" -q -qosFile || opt_is "$a" -noX -noXmlQos; then has_qos=1
+  elif opt_is "$a" -tr -transport; then transport=${args[i + 1]:-}
+  fi
 done
-[ "$has_batch" = 1 ] || args+=(-batchSize 0)
 
-# Connext's libraries for the perftest_cpp dynamic build.
-arch_lib=$(ls -d "$NDDSHOME"/lib/*/ 2>/dev/null | head -1 || true)
-[ -n "$arch_lib" ] && export LD_LIBRARY_PATH="${arch_lib%/}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+notes=()
+if [ -z "$transport" ]; then
+  args+=(-transport UDPv4)
+  notes+=("added -transport UDPv4 (shared memory would bypass the emulated network)")
+elif [ "$transport" != UDPv4 ]; then
+  die "-transport $transport refused: mcastlab runs Perftest over UDPv4 only (Connext's shared memory, and any transport but UDP, would bypass the emulated network)"
+fi
+if [ "$has_qos" = 0 ]; then
+  qos=${PERFTEST_QOS_FILE:-$perftest_home/perftest_qos_profiles.xml}
+  if [ ! -f "$qos" ] && [ -z "${PERFTEST_QOS_FILE:-}" ]; then
+    qos="$(cd "$(dirname "$bin")/../../.." 2>/dev/null && pwd)/perftest_qos_profiles.xml"
+  fi
+  [ -f "$qos" ] || die "perftest_qos_profiles.xml not found (looked for $qos): set PERFTEST_QOS_FILE=<its path> or PERFTEST_HOME=<the rtiperftest checkout>"
+  args+=(-qosFile "$qos")
+  notes+=("added -qosFile $qos")
+fi
+if [ "$role" = pub ] && [ "$has_batch" = 0 ]; then
+  args+=(-batchSize 0)
+  notes+=("added -batchSize 0 (one ping every latencyCount samples, not batches)")
+fi
 
-echo "run_perftest.sh: $bin ${args[*]} (license $license)" >&2
+# Connext's libraries for a perftest_cpp linked dynamically.
+export LD_LIBRARY_PATH="$NDDSHOME/lib/$platform${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+for n in "${notes[@]}"; do echo "run_perftest.sh: $n" >&2; done
+echo "run_perftest.sh: $bin ${args[*]} (license $license, platform $platform)" >&2
 exec "$bin" "${args[@]}"

@@ -1,9 +1,13 @@
 """`mcastlab compare` on synthetic campaigns whose agreement is known by construction.
 
-Three campaigns of one scenario ("synth"), different random seeds. At 3x3 the latency
-design is multicast-better in the first two and unicast-better in the third: a
-contradiction. At 10x10 every campaign is multicast-better: they agree. At 25x25 the runs
-are host-bound in every campaign: testbed-bound, whatever the test would say.
+Three campaigns of one scenario ("synth"), different random seeds, 3 runs per mode. At
+3x3 the latency design is multicast-better in the first two and unicast-better in the
+third: a contradiction. At 10x10 every campaign is multicast-better: they agree. At 25x25
+the runs are host-bound in every campaign: testbed-bound, whatever the test would say.
+
+With one run per mode and a run effect as large as the modes' difference, the same
+within-run tests would contradict each other; the verdicts about the modes are
+undecided instead.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.compare import AGREE, CONTRADICT, TESTBED, compare
+from analysis.compare import AGREE, CONTRADICT, TESTBED, UNDECIDED, agreement, compare, outcome
 from analysis.load import ResultsError
 from analysis.synthetic import write_campaign
 from mcastlab.cli import main
@@ -27,7 +31,7 @@ def campaigns(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
         out.append(write_campaign(
             root / f"c{i}", counts=(3, 10, 25),
             designs=(first, "multicast-better", "multicast-better"), seconds=30, seed=10 + i,
-            campaign="synth", host_bound=(25,)))
+            campaign="synth", host_bound=(25,), repetitions=3))
     return out
 
 
@@ -58,3 +62,26 @@ def test_refuses_other_scenarios(campaigns: list[Path], tmp_path: Path) -> None:
     other = write_campaign(tmp_path / "o", counts=(3,), seconds=10, campaign="other")
     with pytest.raises(ResultsError, match="different scenarios"):
         compare([campaigns[0], other], n_boot=99)
+
+
+def test_single_runs_with_run_effects_are_undecided_not_contradicting(tmp_path: Path) -> None:
+    """One run per mode, identical modes, a run effect of SD 0.3 on the log scale: the
+    within-run tests call directions (they compare runs), the mode verdicts do not."""
+    camps = [write_campaign(tmp_path / f"s{i}", counts=(1, 3, 10), designs=("same",) * 3,
+                            seconds=30, seed=40 + i, campaign="single", run_sd=0.3)
+             for i in range(3)]
+    _, cells = compare(camps, n_boot=199)
+    assert {c.agreement for c in cells} == {UNDECIDED}
+    from analysis.analyse import analyse
+    from analysis.load import load_campaign
+    within = [p.comparisons[m].verdict for c in camps
+              for p in analyse(load_campaign(c), n_boot=199).pairs for m in p.comparisons]
+    assert any(v.endswith("dominates") for v in within), within  # what the old verdict said
+
+
+def test_agreement_rules() -> None:
+    assert agreement(["undecided", "undecided"]) == UNDECIDED
+    assert agreement(["equal", "equal", "undecided"]) == "one says no difference"
+    assert agreement(["equal", "multicast"]) == CONTRADICT
+    assert agreement(["testbed", "testbed"]) == TESTBED
+    assert outcome(None) == "not compared"

@@ -66,6 +66,12 @@ CASES = [
     ("duration-for-absent-count",
      _edit("execution_time = 5", 'execution_time = 5\nexecution_time_by_count = { "7" = 60 }'),
      "matrix", ["execution_time_by_count", "'7'", "allowed: 1, 1x1"]),
+    ("repetitions-for-absent-count",
+     _edit("execution_time = 5", 'execution_time = 5\nrepetitions_by_count = { "7" = 3 }'),
+     "matrix", ["repetitions_by_count", "'7'", "allowed: 1, 1x1"]),
+    ("repetitions-by-count-zero",
+     _edit("execution_time = 5", 'execution_time = 5\nrepetitions_by_count = { "1" = 0 }'),
+     "matrix", ["repetitions_by_count.1", "got 0", "allowed: 1..1000"]),
     # Issue 18, acceptance 1: names that become paths, inf/nan, finite bounds, extra_args.
     ("placement-name-path", GOOD + '[placements."../../etc"]\nhosts = ["h1"]\n',
      "placements", ["'../../etc'", "letters, digits, - and _"]),

@@ -40,7 +40,12 @@ def test_seed003_quick_is_the_study_matrix() -> None:
     path = paths.EXPERIMENTS_DIR / "seed003-quick.toml"
     sc, specs = validate(path, check_machine=False)
     runs = matrix.expand(sc, _hosts(sc, specs))
-    assert len(runs) == 12
+    # 3 runs per mode (2 at 75x75), interleaved: r1 unicast, r1 multicast, r2 unicast, ...
+    assert len(runs) == 5 * 6 + 4
+    reps = {(r["publishers"], r["mode"]): r["repetition"] for r in runs}
+    assert reps[(1, "unicast")] == reps[(50, "multicast")] == 3 and reps[(75, "unicast")] == 2
+    assert [(r["mode"], r["repetition"]) for r in runs[:4]] == [
+        ("unicast", 1), ("multicast", 1), ("unicast", 2), ("multicast", 2)]
     assert sorted({r["publishers"] for r in runs}) == [1, 3, 10, 25, 50, 75]
     assert all(r["publishers"] == r["subscribers"] for r in runs)
     assert {r["mode"] for r in runs} == {"unicast", "multicast"}
@@ -55,7 +60,8 @@ def test_seed003_quick_is_the_study_matrix() -> None:
     assert secs == {1: 20, 3: 20, 10: 20, 25: 20, 50: 30, 75: 30}
     assert {r["pub_rate"] for r in runs} == {0}
     quick, qspecs = validate(path, check_machine=False, quick=True)
-    assert {r["execution_time"] for r in matrix.expand(quick, _hosts(quick, qspecs))} == {10}
+    qruns = matrix.expand(quick, _hosts(quick, qspecs))
+    assert {r["execution_time"] for r in qruns} == {10} and len(qruns) == 4
 
 
 def test_seed003_paced_is_the_study_matrix_paced() -> None:

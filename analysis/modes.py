@@ -1,0 +1,230 @@
+"""Verdicts about the *modes*, with runs as the unit.
+
+A verdict that multicast is better than unicast is a claim about the modes, so it must
+hold against the run-to-run variation of the testbed, not only against the noise inside
+one run. Two identical unpaced 1×1 campaigns on the project's machines gave multicast
+median latencies of −34 % and +27 % against unicast, each "significant" inside its pair
+of runs: the runs, not the modes, differed. So:
+
+* each run is reduced to one number per metric (the median of publisher 0's latency,
+  the median of the per-second throughput summed over subscribers), on a log scale so
+  that a change reads as a ratio;
+* with at least 2 runs per mode, Welch's t-test compares the two modes' run values (it
+  does not assume equal variances or equal run counts); the interval of the change is
+  the matching Welch t interval, back-transformed to a percentage;
+* a pre-declared equivalence margin (default ±5 % of the median, ``[analysis]
+  equivalence_margin`` in a scenario) gives a two one-sided tests (TOST) verdict of
+  *practically equal*;
+* Holm's step-down method controls the family-wise error over every compared cell of the
+  campaign (counts × metrics × groups), separately for the difference and the
+  equivalence tests; the adjusted p-values are reported and the family is named;
+* with one run per mode the between-run variance is unknown and the verdict is
+  *undecided*; the within-run distribution test (:mod:`analysis.dominance`) is still
+  shown, labelled conditional on these runs.
+
+Three honest outcomes remain where the testbed kept up: ``<mode> better``,
+``practically equal`` and ``undecided``; ``testbed-bound`` where it did not.
+
+scipy.stats supplies the t distribution; Holm's procedure (a few lines, not in scipy)
+and the TOST are written here.
+
+Example::
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats as sps
+
+from analysis import stats
+
+EQUIVALENCE_MARGIN = 0.05  # ±5 % of the median: a change smaller than this does not matter
+MIN_RUNS = 2  # per mode, for a verdict about the modes
+EQUAL = "practically equal"
+UNDECIDED = "undecided"
+TESTBED_BOUND = "testbed-bound"
+QUANTILE = {"median": 0.5, "p99": 0.99}
+# A tail is compared only where each run has enough samples for its p99 to mean something.
+MIN_SAMPLES_FOR_TAIL = 200
+
+
+def better(mode: str) -> str:
+    return f"{mode} better"
+
+
+@dataclass
+class ModeVerdict:
+    """The verdict about the two modes for one metric of one matrix point."""
+
+    metric: str
+    outcome: str  # "<mode> better" | EQUAL | UNDECIDED | TESTBED_BOUND
+    statistic: str  # each run's "median" or "p99"
+    runs: dict[str, int]  # mode -> runs compared
+    run_values: dict[str, list[float]]  # mode -> each run's statistic (native unit)
+    change: tuple[float, float, float]  # multicast vs unicast, %: estimate, CI low, high
+    df: float = math.nan
+    p_difference: float = math.nan  # Welch, two-sided, unadjusted
+    p_equivalence: float = math.nan  # TOST, unadjusted
+    p_difference_adj: float = math.nan  # Holm over the family
+    p_equivalence_adj: float = math.nan
+    margin: float = EQUIVALENCE_MARGIN
+    alpha: float = stats.ALPHA
+    family: int = 0  # cells in the Holm family
+    reason: str = ""  # why undecided or testbed-bound
+    testbed_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def winner(self) -> str | None:
+        for mode in self.runs:
+            if self.outcome == better(mode):
+                return mode
+        return None
+
+    @property
+    def testable(self) -> bool:
+        return math.isfinite(self.p_difference)
+
+    def qualifier(self) -> str:
+        """The test behind the outcome, in one parenthesis-free phrase."""
+        n = "+".join(str(self.runs[m]) for m in self.runs)
+        if not self.testable:
+            return self.reason
+        est, lo, hi = self.change
+        return (f"Welch t on {n} run {self.statistic}s (log), "
+                f"multicast {est:+.1f}% [{lo:+.1f}, {hi:+.1f}] vs unicast; "
+                f"difference p={self.p_difference:.3f}, Holm p={self.p_difference_adj:.3f}; "
+                f"equivalence ±{self.margin:.0%} Holm p={self.p_equivalence_adj:.3f}; "
+                f"family of {self.family}")
+
+
+def run_statistic(sample: stats.Sample, statistic: str = "median") -> list[float]:
+    """Each run's median or p99 (the runs of ``sample`` in order)."""
+    out, start = [], 0
+    for length in sample.run_lengths.tolist():
+        out.append(float(np.quantile(sample.values[start : start + length],
+                                     QUANTILE[statistic])))
+        start += length
+    return out
+
+
+def welch(a: list[float], b: list[float], alpha: float, margin: float
+          ) -> tuple[float, float, float, float, float, float]:
+    """Log-scale Welch test of b against a: (change %, CI lo %, CI hi %, df, p difference,
+    p equivalence). Values must be positive."""
+    la, lb = np.log(np.asarray(a)), np.log(np.asarray(b))
+    d = float(lb.mean() - la.mean())
+    va, vb = float(la.var(ddof=1)) / la.size, float(lb.var(ddof=1)) / lb.size
+    se = math.sqrt(va + vb)
+    delta = math.log1p(margin)
+    if se == 0.0:  # identical runs in both modes: the difference is exact
+        p_diff = 1.0 if d == 0.0 else 0.0
+        p_eq = 0.0 if abs(d) < delta else 1.0
+        pct = 100.0 * math.expm1(d)
+        return pct, pct, pct, math.inf, p_diff, p_eq
+    df = (va + vb) ** 2 / (va**2 / (la.size - 1) + vb**2 / (lb.size - 1))
+    t = sps.t(df)
+    p_diff = float(2.0 * t.sf(abs(d) / se))
+    p_eq = float(max(t.sf((d + delta) / se), t.cdf((d - delta) / se)))
+    half = float(t.ppf(1.0 - alpha / 2.0)) * se
+    return (100.0 * math.expm1(d), 100.0 * math.expm1(d - half),
+            100.0 * math.expm1(d + half), float(df), p_diff, p_eq)
+
+
+def holm(p: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error control), in input order."""
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    out = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = round(running, 12)
+    return out
+
+
+def judge(
+    samples: dict[str, stats.Sample],
+    *,
+    metric: str,
+    statistic: str = "median",
+    alpha: float = stats.ALPHA,
+    margin: float = EQUIVALENCE_MARGIN,
+) -> ModeVerdict:
+    """One cell's unadjusted test; :func:`decide` sets the outcome after Holm."""
+    names = ("unicast", "multicast")
+    values = {m: run_statistic(samples[m], statistic) for m in names}
+    runs = {m: len(values[m]) for m in names}
+    v = ModeVerdict(metric=metric, outcome=UNDECIDED, statistic=statistic, runs=runs,
+                    run_values=values, change=(math.nan, math.nan, math.nan), margin=margin,
+                    alpha=alpha)
+    u, mc = values["unicast"], values["multicast"]
+    if u and mc and all(x > 0 for x in u + mc):
+        point = 100.0 * (float(np.exp(np.mean(np.log(mc)) - np.mean(np.log(u)))) - 1.0)
+        v.change = (point, math.nan, math.nan)
+    if min(runs.values()) < MIN_RUNS:
+        v.reason = (f"undecided: {runs['unicast']} unicast and {runs['multicast']} multicast "
+                    f"run(s); a verdict on the modes needs ≥ {MIN_RUNS} runs per mode "
+                    "(run-to-run variation is not estimated from one run)")
+        return v
+    if not all(x > 0 for x in u + mc):
+        v.reason = "undecided: a run's median is not positive (no log-scale comparison)"
+        return v
+    est, lo, hi, df, p_diff, p_eq = welch(u, mc, alpha, margin)
+    v.change, v.df, v.p_difference, v.p_equivalence = (est, lo, hi), df, p_diff, p_eq
+    return v
+
+
+def decide(verdicts: list[ModeVerdict], lower_is_better: dict[str, bool]) -> None:
+    """Holm over every testable, network-bound cell, then each cell's outcome."""
+    family = [v for v in verdicts if v.testable and v.outcome != TESTBED_BOUND]
+    adj_d = holm([v.p_difference for v in family])
+    adj_e = holm([v.p_equivalence for v in family])
+    for v, pd_, pe in zip(family, adj_d, adj_e, strict=True):
+        v.p_difference_adj, v.p_equivalence_adj, v.family = pd_, pe, len(family)
+        if pe < v.alpha:
+            v.outcome = EQUAL
+        elif pd_ < v.alpha:
+            lower = lower_is_better[v.metric]
+            multicast_smaller = v.change[0] < 0
+            v.outcome = better("multicast" if multicast_smaller == lower else "unicast")
+        else:
+            v.outcome = UNDECIDED
+            v.reason = (f"undecided: neither a difference nor equivalence within "
+                        f"±{v.margin:.0%} is shown at the family-wise α={v.alpha:g}")
+
+
+def tail_reversal(median: ModeVerdict | None, tail: ModeVerdict | None) -> str | None:
+    """The mode whose tail is significantly worse although its median is better, if any."""
+    if median is None or tail is None or not median.winner or not tail.winner:
+        return None
+    return median.winner if tail.winner != median.winner else None
+
+
+def mark_testbed_bound(v: ModeVerdict, reasons: list[str]) -> None:
+    v.outcome = TESTBED_BOUND
+    v.testbed_reasons = list(reasons)
+    v.reason = "testbed-bound: a run was host-bound"
+
+
+def runs_needed(verdicts: list[ModeVerdict]) -> int:
+    """Repetitions per mode to recommend: ≥ 5 (run-level intervals hold there), more when a
+    tested cell's interval is still wider than the margin."""
+    need = 5
+    for v in verdicts:
+        if not v.testable or v.outcome != UNDECIDED:
+            continue
+        lo, hi = v.change[1], v.change[2]
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            continue
+        half = (math.log1p(hi / 100.0) - math.log1p(lo / 100.0)) / 2.0
+        target = math.log1p(v.margin) / 2.0
+        if half > target > 0:
+            n = max(v.runs.values())
+            need = max(need, min(50, math.ceil(n * (half / target) ** 2)))
+    return need
