@@ -69,6 +69,7 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "matrix.execution_time_by_count": ({"3": 30}, "argv"),
     "matrix.num_iter": (5000, "argv"),
     "matrix.repetitions": (2, "runs"),
+    "matrix.repetitions_by_count": ({"3": 2}, "runs"),
     "matrix.pub_rate": ([100], "argv"),
     "matrix.warmup_samples": (100, "runs"),  # tables drop them from latency.parquet
     "matrix.placements": (["a"], "runs"),  # with [placements.a] (see _set)
