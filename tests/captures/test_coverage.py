@@ -107,3 +107,20 @@ def test_analysis_and_captures_import_without_root_or_mininet() -> None:
                           sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=False, env={"PYTHONPATH": str(ROOT), "HOME": "/tmp"})
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
+
+
+def test_report_lists_runs_whose_capture_wrapped() -> None:
+    import pandas as pd
+
+    from analysis.load import _coverage_cols
+    from analysis.report import coverage_notes
+
+    rows = [{"run_id": "a-r1", **_coverage_cols(
+                {"p": coverage.coverage(1199.0, 1240.0, 1000.0, 1240.0)})},
+            {"run_id": "b-r1", **_coverage_cols(
+                {"p": coverage.coverage(999.0, 1240.0, 1000.0, 1240.0)})},
+            {"run_id": "c-r1", **_coverage_cols(None)}]
+    notes = coverage_notes(pd.DataFrame(rows))
+    assert "- `a-r1`: capture covers the last 41 s of 240 s" in notes
+    assert "b-r1" not in notes and "c-r1" not in notes
+    assert coverage_notes(pd.DataFrame(rows[1:])) == ""
