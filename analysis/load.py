@@ -248,9 +248,28 @@ def capture_drop_share(capture_drops: object) -> float:
     return dropped / received
 
 
+COVERAGE_COLS = ("covered_s", "run_s", "missing_start_s", "missing_end_s")
+
+
+def _coverage_cols(cov: object) -> dict[str, float]:
+    """``wire_capture_*``: the least-covered capture point of a run (wire/summary.json
+    ``coverage``; NaN for summaries made without the run's span). A ring buffer that
+    wrapped holds only the end of the run, and so do the figures made from it."""
+    recs = [c for c in cov.values() if isinstance(c, dict)] if isinstance(cov, dict) else []
+    out = {f"wire_capture_{k}": np.nan for k in COVERAGE_COLS}
+    try:
+        if recs:
+            worst = min(recs, key=lambda c: float(c["covered_s"]))
+            out.update({f"wire_capture_{k}": float(worst[k]) for k in COVERAGE_COLS})
+    except (KeyError, TypeError, ValueError):
+        pass
+    return out
+
+
 def _wire_row(path: Path) -> dict:
     """Flatten wire/summary.json into ``wire_*`` columns (NaN when the run has no capture)."""
     row: dict[str, float] = {f"wire_{k}": np.nan for k in WIRE_SCALARS}
+    row.update(_coverage_cols(None))
     row["wire_available"] = False
     if not path.exists():
         return row
@@ -270,6 +289,7 @@ def _wire_row(path: Path) -> dict:
     for key in RATE_OF:
         ok = math.isfinite(duration) and duration > 0
         row[f"wire_{key}_per_s"] = row[f"wire_{key}"] / duration if ok else np.nan
+    row.update(_coverage_cols(data.get("coverage")))
     igmp = data.get("igmp") or {}
     if isinstance(igmp, dict):
         row["wire_igmp"] = float(sum(v for v in igmp.values() if isinstance(v, int | float)))

@@ -6,6 +6,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from analysis import modes, stats
 from analysis.analyse import Analysis, analyse
 from analysis.figures import all_figures
@@ -117,6 +120,28 @@ def repetitions_summary(analysis: Analysis) -> str:
     return text
 
 
+def coverage_notes(runs: pd.DataFrame) -> str:
+    """Runs whose capture misses part of the run (a ring buffer that wrapped keeps only
+    the end): their wire figures describe only that part. Empty when every capture
+    covers its whole run (or coverage was not recorded)."""
+    from captures.coverage import describe
+
+    cols = [f"wire_capture_{k}" for k in ("covered_s", "run_s", "missing_start_s",
+                                         "missing_end_s")]
+    if not set(cols) <= set(runs.columns):
+        return ""
+    lines = []
+    for rid, *nums in runs[["run_id", *cols]].itertuples(index=False):
+        if all(np.isfinite(v) for v in nums):
+            whole, text = describe(*nums)
+            if not whole:
+                lines.append(f"- `{rid}`: {text}")
+    if not lines:
+        return ""
+    return ("\nCaptures that do not cover their whole run (their wire figures describe only "
+            "the part captured; manifest `capture_coverage`):\n\n" + "\n".join(lines) + "\n")
+
+
 def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     start = time.perf_counter()
     fig_dir, tab_dir = out_dir / "figures", out_dir / "tables"
@@ -175,6 +200,7 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
                 columns="group")),
             f"\n## {group}: wire metrics vs participant count\n",
             _img(f"figures/wire_metrics{sfx}.png", "wire metrics"),
+            coverage_notes(camp.runs[camp.runs["group"] == group]),
         ]
     mv = tables["mode_verdicts"]
     if not mv.empty:

@@ -130,6 +130,24 @@ def wire_ratio(pair: Pair, key: str) -> float | None:
     return (m + floor) / (u + floor)
 
 
+def coverage_texts(pair: Pair) -> dict[str, str]:
+    """{mode: 'capture covers the last 41 s of 240 s'} for the modes whose capture (its
+    least-covered point, mean over repetitions) misses part of the run; the wire
+    figures of such a mode describe only that part."""
+    from captures.coverage import describe
+
+    out = {}
+    for m in ("unicast", "multicast"):
+        w = pair.wire.get(m, {})
+        nums = [w.get(f"wire_capture_{k}", math.nan) for k in
+                ("covered_s", "run_s", "missing_start_s", "missing_end_s")]
+        if all(math.isfinite(v) for v in nums):
+            whole, text = describe(*nums)
+            if not whole:
+                out[m] = text
+    return out
+
+
 def wire_cell(pair: Pair) -> str:
     if not pair.wire:
         return "no capture"
@@ -142,6 +160,7 @@ def wire_cell(pair: Pair) -> str:
         shown = [fmt_wire(key, v) for v in vals]
         parts.append(f"{label} {shown[0]} → {shown[1]}")
     text = "; ".join(parts) + " (unicast → multicast)"
+    text += "".join(f"; {m}: {t}" for m, t in coverage_texts(pair).items())
     if any(capture_lossy(w) for w in pair.wire.values()):
         lost = [pair.wire.get(m, {}).get("wire_capture_drop_share", math.nan)
                 for m in ("unicast", "multicast")]

@@ -1,9 +1,12 @@
 """A tiny real-namespace lab for producing reference captures (tests, benchmark).
 
 Builds N ``ip netns`` hosts on one Linux bridge (or two router namespaces for PIM) with
-names carrying a per-instance tag, records everything it creates, and removes exactly
-that on exit -- also when the body raises (its private mkdtemp work directory too,
-unless MCASTLAB_KEEP_LAB is set). Needs root; importing it does not.
+names carrying a per-instance tag, records everything it creates in a testbed ledger
+(mcastlab/ledger.py: namespaces, root-namespace links and the bridge address 10.77.0.254,
+processes started behind the ledger's gate, the private work directory), and removes
+exactly that on exit -- also when the body raises (the work directory too, unless
+MCASTLAB_KEEP_LAB is set). After a SIGKILL, ``mcastlab clean`` removes it from the ledger.
+Needs root; importing it does not (nor does it import mcastlab or Mininet).
 
     with BridgeLab(hosts=2, snooping=False) as lab:
         lab.popen(0, ["ddsperf", "-D", "3", "sub"])
@@ -14,8 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -30,11 +31,6 @@ def _run(argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str
     return subprocess.run(argv, check=check, capture_output=True, text=True)
 
 
-def new_tag() -> str:
-    """Six hex characters, unique per lab instance (interface names stay <= 15 chars)."""
-    return secrets.token_hex(3)
-
-
 CYCLONE_XML = """<CycloneDDS><Domain id="any"><General>
 <Interfaces><NetworkInterface name="eth0"/></Interfaces>
 <AllowMulticast>{allow}</AllowMulticast></General>
@@ -46,24 +42,30 @@ class Lab:
     """Records namespaces, links and processes; ``close()`` removes exactly those."""
 
     def __init__(self) -> None:
-        self.tag = new_tag()
-        self.netns: list[str] = []
-        self.links: list[str] = []  # root-namespace link names we created
+        from mcastlab.ledger import Ledger  # here: importing captures needs no mcastlab
+
+        self.ledger = Ledger.create()
+        self.tag = self.ledger.tag  # 4 characters: interface names stay <= 15
         self.procs: list[subprocess.Popen[bytes]] = []
         # Made fresh and private (0700) on __enter__: never an existing, guessable path.
         self.workdir = Path()
 
-    # -- creation ---------------------------------------------------------------------
+    # -- creation (each recorded in the ledger before it exists) --------------------
     def add_ns(self, name: str) -> str:
         ns = f"mclcap-{self.tag}-{name}"
+        self.ledger.record_netns(ns)
         _run(["ip", "netns", "add", ns])
-        self.netns.append(ns)
         self.ns_exec(ns, ["ip", "link", "set", "lo", "up"])
         return ns
 
     def add_link(self, name: str, argv: list[str]) -> None:
+        self.ledger.record_link(name)
         _run(argv)
-        self.links.append(name)
+
+    def add_root_addr(self, dev: str, addr: str) -> None:
+        """An address in the root namespace (on one of our links)."""
+        self.ledger.record_addr(dev, addr)
+        _run(["ip", "addr", "add", addr, "dev", dev])
 
     def ns_exec(self, ns: str, argv: list[str], check: bool = True) -> str:
         return _run(["ip", "netns", "exec", ns, *argv], check=check).stdout
@@ -71,8 +73,10 @@ class Lab:
     def popen(self, ns: str | None, argv: list[str], env: dict[str, str] | None = None,
               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) -> subprocess.Popen[bytes]:
         full = argv if ns is None else ["ip", "netns", "exec", ns, *argv]
-        p = subprocess.Popen(full, stdout=stdout, stderr=stderr,
-                             env={**os.environ, **(env or {})}, start_new_session=True)
+        # `ip netns exec` execs (no fork), so the recorded pid is argv's.
+        p = self.ledger.spawn(full, ns or "root", Path(argv[0]).name, stdout=stdout,
+                              stderr=stderr, env={**os.environ, **(env or {})},
+                              start_new_session=True)
         self.procs.append(p)
         return p
 
@@ -94,20 +98,16 @@ class Lab:
                 p.wait()
 
     def close(self) -> None:
+        """Stop our processes, then undo the ledger: links, address, namespaces, workdir."""
         for p in reversed(self.procs):
             self.stop(p, signal.SIGTERM, 3.0)
-        for link in reversed(self.links):
-            _run(["ip", "link", "del", link], check=False)
-        for ns in reversed(self.netns):
-            _run(["ip", "netns", "del", ns], check=False)
-        self.procs, self.links, self.netns = [], [], []
-        if (not os.environ.get("MCASTLAB_KEEP_LAB")  # keep daemon configs/logs on request
-                and self.workdir.name.startswith(f"mcl-cap-{self.tag}-")
-                and not self.workdir.is_symlink()):
-            shutil.rmtree(self.workdir, ignore_errors=True)
+        self.procs = []
+        self.ledger.release()
 
     def __enter__(self) -> Lab:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"mcl-cap-{self.tag}-"))
+        if not os.environ.get("MCASTLAB_KEEP_LAB"):  # keep daemon configs/logs on request
+            self.ledger.record_dir(self.workdir)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -146,7 +146,7 @@ class BridgeLab(Lab):
                                         "mcast_startup_query_interval", "100"])
             _run(["ip", "link", "set", self.bridge, "type", "bridge", "mcast_querier", snoop])
             if self.snooping:
-                _run(["ip", "addr", "add", "10.77.0.254/24", "dev", self.bridge])
+                self.add_root_addr(self.bridge, "10.77.0.254/24")
             _run(["ip", "link", "set", self.bridge, "up"])
             for i in range(self.n):
                 ns = self.add_ns(f"h{i + 1}")
@@ -188,7 +188,8 @@ class RoutedLab(Lab):
         self.a = self.r1 = self.r2 = self.b = ""
 
     def _veth(self, ns1: str, if1: str, ns2: str, if2: str) -> None:
-        t1, t2 = f"v{self.tag}{len(self.links)}a", f"v{self.tag}{len(self.links)}b"
+        k = sum(e["kind"] == "link" for e in self.ledger.entries)
+        t1, t2 = f"v{self.tag}{k}a", f"v{self.tag}{k}b"
         self.add_link(t1, ["ip", "link", "add", t1, "type", "veth", "peer", "name", t2])
         _run(["ip", "link", "set", t1, "netns", ns1])
         _run(["ip", "link", "set", t2, "netns", ns2])

@@ -9,10 +9,10 @@ joins and aggregates the columnar records with numpy/pandas.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from captures import coverage as cov
 from captures import dissect as dz
+from captures.coverage import RING_SUFFIX, discover_pcaps
 
 STORM_WINDOW_S = 0.010  # ACKNACKs for the same writer range within this window ...
 STORM_READERS = 3  # ... from at least this many distinct readers make a NACK storm
-RING_SUFFIX = re.compile(r"^(?P<point>.+?)\.pcap(?:ng)?(?P<ring>\d*)$")
 JOIN_RECORD_TYPES = {1, 2, 4, 5}  # IGMPv3 MODE_IS_INCLUDE/EXCLUDE, TO_EXCLUDE, ALLOW
 SUMMARY_FILE = "summary.json"
 
@@ -39,20 +40,6 @@ def ip_str(v: int) -> str:
 
 def ip_int(s: str) -> int:
     return int(ipaddress.IPv4Address(s))
-
-
-def discover_pcaps(pcap_dir: Path) -> dict[str, list[Path]]:
-    """Capture files grouped by capture point; tcpdump ring files (``x.pcap0``,
-    ``x.pcap1``...) belong to point ``x`` and are read in ring order."""
-    points: dict[str, list[tuple[int, Path]]] = {}
-    for p in sorted(pcap_dir.iterdir()):
-        m = RING_SUFFIX.match(p.name)
-        if not m or not p.is_file():
-            continue
-        ring = int(m["ring"]) if m["ring"] else -1
-        points.setdefault(m["point"], []).append((ring, p))
-    return {k: [p for _, p in sorted(v, key=lambda t: (t[1].stat().st_mtime, t[0]))]
-            for k, v in points.items()}
 
 
 @dataclass
@@ -413,9 +400,15 @@ def _write(df: pd.DataFrame, path: Path) -> None:
 
 
 def analyse_pcaps(points: Mapping[str, list[Path]], out_dir: Path | None,
-                  local_ips: Mapping[str, set[int]] | None = None) -> dict:
+                  local_ips: Mapping[str, set[int]] | None = None,
+                  run_span: Mapping[str, float] | None = None) -> dict:
     """Dissect every point's files, write the wire tables into out_dir (if given) and
-    return the totals (the contents of summary.json)."""
+    return the totals (the contents of summary.json).
+
+    ``run_span`` (``{"start", "end"}``, wall-clock seconds; the manifest's ``run_span``)
+    gives ``coverage``: how much of the run each point's surviving files hold (a ring
+    buffer keeps only the end of a long run, and every figure here describes that part).
+    """
     local_ips = local_ips or {}
     loaded = [load_point(p, files) for p, files in sorted(points.items())]
     ts = [x.frames["ts"] for x in loaded if not x.frames.empty]
@@ -521,6 +514,10 @@ def analyse_pcaps(points: Mapping[str, list[Path]], out_dir: Path | None,
         "points": sorted(points),
         "bad": dict(sorted(bad.items())),
     }
+    spans = {x.point: (float(x.frames["ts"].min()), float(x.frames["ts"].max()))
+             if not x.frames.empty else None for x in loaded}
+    if run_span:
+        summary["coverage"] = cov.of_points(spans, run_span)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         for name, df in merged.items():
@@ -531,16 +528,22 @@ def analyse_pcaps(points: Mapping[str, list[Path]], out_dir: Path | None,
     return summary
 
 
-def analyse_run(run_dir: str | os.PathLike[str]) -> dict:
-    """Analyse ``run_dir/pcaps`` into ``run_dir/wire`` (contract §4); returns the summary."""
+def analyse_run(run_dir: str | os.PathLike[str],
+                run_span: Mapping[str, float] | None = None) -> dict:
+    """Analyse ``run_dir/pcaps`` into ``run_dir/wire`` (contract §4); returns the summary.
+
+    The run's span comes from ``run_span`` or else the run's manifest (``run_span``)."""
     run = Path(run_dir)
+    if run_span is None:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            run_span = json.loads((run / "manifest.json").read_text()).get("run_span")
     pcaps = run / "pcaps"
     if not pcaps.is_dir():
         raise WireError(f"{run}: no pcaps/ directory (expected a run directory with captures)")
     points = discover_pcaps(pcaps)
     if not points:
         raise WireError(f"{pcaps}: no capture files (*.pcap, *.pcapN, *.pcapng)")
-    return analyse_pcaps(points, run / "wire", load_local_ips(pcaps))
+    return analyse_pcaps(points, run / "wire", load_local_ips(pcaps), run_span)
 
 
 def analyse_path(target: str | os.PathLike[str], out_dir: Path | None = None) -> tuple[dict, Path]:

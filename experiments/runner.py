@@ -266,7 +266,7 @@ class CampaignRunner:
             if cfg["capture"]["points"] and wire is not None:
                 prog.set_phase("analysing captures")
                 try:
-                    wire.analyse_run(work)
+                    wire.analyse_run(work, manifest.get("run_span"))
                 except Exception as exc:  # evidence is a bonus; the run itself is valid
                     manifest["wire_error"] = f"{type(exc).__name__}: {exc}"
             self._check(cfg, manifest, summary)
@@ -362,6 +362,7 @@ class CampaignRunner:
                 prog.set_phase(f"starting {len(specs)} agents")
                 out["commands"] = {s.name: {"host": s.host, "argv": s.argv} for s in specs}
                 t_start = time.monotonic()
+                wall_start = time.time()  # pcap timestamps are wall clock too
                 for s in specs:
                     fo = (work / "agents" / f"{s.name}.stdout").open("wb")
                     fe = (work / "agents" / f"{s.name}.stderr").open("wb")
@@ -379,6 +380,8 @@ class CampaignRunner:
                                        show_discovery=cfg["agent"] != "ddsperf",
                                        monitor=monitor)
                 out["agents_s"] = round(time.monotonic() - t_start, 3)
+                out["run_span"] = {"start": wall_start, "end": time.time(),
+                                   "s": out["agents_s"]}
                 out["udp"] = udpstats.delta(udp_before, udpstats.read(net, agent_hosts))
                 drops = sum(c["RcvbufErrors"] for c in out["udp"].values())
                 if drops:
@@ -408,6 +411,7 @@ class CampaignRunner:
                             prog.log(f"{cfg['run_id']}: capture {point} lost {st['dropped']} of "
                                      f"{st.get('received')} packets in the kernel; its wire "
                                      "tables undercount (manifest: capture_drops)")
+                    self._record_coverage(cfg, work, out, prog)
                 with contextlib.suppress(Exception):
                     results.atomic_write_json(work / "logs" / "multicast_state_after.json",
                                               net.multicast_state())
@@ -433,6 +437,26 @@ class CampaignRunner:
                 secs = tables.perftest_sections(text)
                 out["throughput_rows"][name] = len(secs.get("throughput_intervals", []))
         return out
+
+    @staticmethod
+    def _record_coverage(cfg: dict[str, Any], work: Path, out: dict[str, Any],
+                         prog: Progress) -> None:
+        """manifest capture_coverage: each point's first/last packet against the run's
+        span; a ring buffer that wrapped is said aloud (its figures describe the end)."""
+        cov = _optional("captures.coverage")
+        if cov is None or "run_span" not in out:
+            return
+        try:
+            out["capture_coverage"] = cov.of_run(work / "pcaps", out["run_span"])
+        except Exception as exc:  # evidence about evidence: never fails the run
+            out["capture_coverage_error"] = f"{type(exc).__name__}: {exc}"
+            return
+        for point, c in out["capture_coverage"].items():
+            if not c["whole"]:
+                prog.log(f"{cfg['run_id']}: {point}: {c['text']} (ring_files "
+                         f"{cfg['capture']['ring_files']} x {cfg['capture']['ring_mb']} MB); "
+                         "its wire figures describe only that part (manifest: "
+                         "capture_coverage)")
 
     def _start_captures(self, net: Any, cfg: dict[str, Any], work: Path, prog: Progress) -> Any:
         cap = _optional("captures.capture")

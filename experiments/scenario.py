@@ -70,6 +70,17 @@ def check_path_name(name: str, what: str) -> str:
     return name
 
 
+# Keys that intentionally change nothing a run measures (tests/campaign/test_key_audit.py
+# shows every other key changes a run's configuration, command lines, topology, links,
+# captures or fidelity verdict; a new key must do one or be listed here with its reason).
+NO_MEASURABLE_EFFECT: dict[str, str] = {
+    "campaign.description": "free text shown in the campaign index",
+    "campaign.retries": "how often a failed run is tried again; a complete run is the same",
+    "timing.converge_timeout": "how long to wait for convergence before the run fails",
+    "timing.run_timeout": "how long agents may run past execution_time before the run fails",
+}
+
+
 class _Strict(BaseModel):
     # allow_inf_nan=False: `inf` and `nan` are refused in every float key.
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
@@ -403,6 +414,13 @@ def parse(path: Path | str, quick: bool = False) -> Scenario:
         raise ScenarioError(path, "(file)", "is a directory, not a scenario file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(path, "(syntax)", f"not valid TOML: {exc}") from None
+    return from_dict(raw, path, quick)
+
+
+def from_dict(raw: dict[str, Any], path: Path | str = "(scenario)", quick: bool = False
+              ) -> Scenario:
+    """Schema-check a scenario already read from TOML (``quick``: merge its [quick] table)."""
+    raw = {k: dict(v) if isinstance(v, dict) else v for k, v in raw.items()}
     if quick:
         over = raw.get("quick")
         if not isinstance(over, dict) or not over:
@@ -473,11 +491,35 @@ def validate(path: Path | str, *, check_machine: bool = True, quick: bool = Fals
             if missing:
                 where = f" (variant {vname})" if vname else ""
                 raise ScenarioError(
-                    path, "topology",
+                    path, _needing_key(sc, vname, spec),
                     f"this machine lacks what topology {sc.topology.name!r}{where} needs: "
                     + "; ".join(missing),
                 )
     return sc, specs
+
+
+# Topology parameters that make a topology need a capability the machine may lack.
+_CAPABILITY_KEYS = {"netem": ("delay", "loss"), "htb": ("bw",), "cpulimit": ("cpu",),
+                    "ovs-kernel": ("switch",), "ovs-user": ("switch",)}
+
+
+def _needing_key(sc: Scenario, vname: str, spec: Any) -> str:
+    """The scenario key whose value needs the first missing capability, e.g.
+    ``topology.params.delay`` (``topology`` when the family itself needs it)."""
+    from mcastlab import capabilities
+
+    have = capabilities.detect()
+    given = sc.topology.params if not vname else {**sc.topology.params,
+                                                   **sc.topology.variants[vname]}
+    for need in spec.needs:
+        if have.get(need, False):
+            continue
+        for param in _CAPABILITY_KEYS.get(need, ()):
+            if given.get(param):
+                where = ("topology.variants." + vname
+                         if vname and param in sc.topology.variants[vname] else "topology.params")
+                return f"{where}.{param}"
+    return "topology"
 
 
 def _check_against(path: Path, sc: Scenario, spec: Any) -> None:

@@ -9,9 +9,14 @@ killed with SIGKILL:
     {"kind": "proc", "pid": 4250, "start": 123460, "node": "h1", "what": "shell"}
     {"kind": "link", "name": "mk3zs1-eth1"}          # root-namespace link (rare)
     {"kind": "dir", "path": "/run/mcastlab/mk3z"}    # private state directory
+    {"kind": "netns", "name": "mclcap-mk3z-h1"}      # `ip netns` namespace (carries the tag)
+    {"kind": "addr", "dev": "cbrmk3z", "addr": "10.77.0.254/24"}  # root-namespace address
 
 A process is identified by pid *and* start time, so a recycled pid is never signalled.
-Links are removed only when their name carries the ledger's tag.
+Links, namespaces and addresses are removed only when their name (the device's, for an
+address) carries the ledger's tag. Names and addresses are recorded *before* they are
+made; processes are started held behind a gate (:meth:`Ledger.spawn`) and released only
+once recorded, so a SIGKILL at any moment leaves nothing `mcastlab clean` cannot find.
 """
 
 from __future__ import annotations
@@ -24,13 +29,29 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mcastlab.paths import STATE_DIR
 
 _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+# The gate of Ledger.spawn: run "$@" only after reading "go" on the pipe's fd {fd} (then
+# closed); end-of-file (the starter died before recording the child) makes it exit
+# instead. bash, not dash: dash cannot redirect fds above 9; --posix: no BASH_ENV.
+_GATE = 'IFS= read -r go <&{fd} && [ "$go" = go ] && exec "$@" {fd}<&-; exit 125'
+# Test hook (tests/network/test_ledger_gate_netns.py): SIGKILL this process right after
+# spawning ("spawn") or right after recording ("recorded"), writing the child's pid to
+# the file named by MCASTLAB_TEST_KILL_PIDFILE first.
+_TEST_KILL_AT = os.environ.get("MCASTLAB_TEST_KILL_AT", "")
+
+
+def _test_kill(child: int) -> None:
+    pidfile = os.environ.get("MCASTLAB_TEST_KILL_PIDFILE")
+    if pidfile:
+        Path(pidfile).write_text(str(child))
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def proc_start_time(pid: int) -> int | None:
@@ -125,6 +146,49 @@ class Ledger:
         if start is not None:
             self._append({"kind": "proc", "pid": pid, "start": start, "node": node, "what": what})
 
+    def spawn(self, argv: Sequence[str], node: str, what: str | None = None,
+              **kwargs: Any) -> subprocess.Popen[Any]:
+        """Start `argv` held behind a gate, record it, then let it exec.
+
+        The child is a shell waiting for a line on a pipe only this process holds; it
+        execs `argv` (same pid, same start time) after the ledger line is on disk. If this
+        process dies before releasing it, the pipe reaches end-of-file and the child exits
+        without running `argv`: no unrecorded process can outlive a SIGKILL.
+        """
+        r, w = os.pipe()  # both non-inheritable; only r is passed to the child
+        pass_fds = (*kwargs.pop("pass_fds", ()), r)
+        gated = ["bash", "--posix", "-c", _GATE.format(fd=r), "mcastlab-gate", *argv]
+        try:
+            proc = subprocess.Popen(gated, pass_fds=pass_fds, **kwargs)
+        except BaseException:
+            os.close(w)
+            raise
+        finally:
+            os.close(r)
+        try:
+            if _TEST_KILL_AT == "spawn":
+                _test_kill(proc.pid)
+            self.record_proc(proc.pid, node, what or Path(argv[0]).name)
+            if _TEST_KILL_AT == "recorded":
+                _test_kill(proc.pid)
+            with contextlib.suppress(BrokenPipeError):  # the child died already
+                os.write(w, b"go\n")
+        finally:
+            os.close(w)
+        return proc
+
+    def record_netns(self, name: str) -> None:
+        """Record an `ip netns` namespace *before* adding it (its name must carry the tag)."""
+        if self.tag not in name:
+            raise ValueError(f"namespace {name!r} lacks the testbed tag {self.tag!r}")
+        self._append({"kind": "netns", "name": name})
+
+    def record_addr(self, dev: str, addr: str) -> None:
+        """Record a root-namespace address *before* adding it to `dev` (which carries the tag)."""
+        if self.tag not in dev:
+            raise ValueError(f"device {dev!r} lacks the testbed tag {self.tag!r}")
+        self._append({"kind": "addr", "dev": dev, "addr": addr})
+
     def record_link(self, name: str) -> None:
         """Record a root-namespace link *before* creating it. Its name must carry the tag."""
         if self.tag not in name:
@@ -172,6 +236,14 @@ def undo(entries: list[dict], tag: str) -> list[str]:
                 and Path(f"/sys/class/net/{e['name']}").exists()):
             subprocess.run(["ip", "link", "del", e["name"]], capture_output=True, check=False)
             done.append(f"deleted link {e['name']}")
+        elif (e["kind"] == "addr" and tag in e["dev"]
+              and Path(f"/sys/class/net/{e['dev']}").exists()):
+            subprocess.run(["ip", "addr", "del", e["addr"], "dev", e["dev"]], capture_output=True,
+                           check=False)
+            done.append(f"deleted address {e['addr']} of {e['dev']}")
+        elif e["kind"] == "netns" and tag in e["name"] and Path(f"/run/netns/{e['name']}").exists():
+            subprocess.run(["ip", "netns", "del", e["name"]], capture_output=True, check=False)
+            done.append(f"deleted namespace {e['name']}")
         elif (e["kind"] == "dir" and tag in e["path"] and Path(e["path"]).exists()
               and not Path(e["path"]).is_symlink()):
             shutil.rmtree(e["path"], ignore_errors=True)
@@ -223,13 +295,18 @@ def clean(state_dir: Path = STATE_DIR, include_live: bool = False) -> list[str]:
     """Remove what every ledger in `state_dir` lists; skip live owners unless asked."""
     report: list[str] = []
     for path in ledgers(state_dir):
-        entries = read_ledger(path)
-        tag = path.stem
-        if owner_alive(entries) and not include_live:
-            report.append(f"{tag}: owner still running, skipped (use --include-live)")
-            continue
-        report.extend(f"{tag}: {line}" for line in undo(entries, tag))
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        report.append(f"{tag}: ledger removed")
+        report += clean_ledger(path, include_live)
+    return report
+
+
+def clean_ledger(path: Path, include_live: bool = False) -> list[str]:
+    """Remove what one ledger lists, then the ledger (skipped while its owner lives)."""
+    entries = read_ledger(path)
+    tag = path.stem
+    if owner_alive(entries) and not include_live:
+        return [f"{tag}: owner still running, skipped (use --include-live)"]
+    report = [f"{tag}: {line}" for line in undo(entries, tag)]
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    report.append(f"{tag}: ledger removed")
     return report

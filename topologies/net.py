@@ -25,6 +25,7 @@ from mcastlab import capabilities
 from mcastlab.ledger import Ledger
 from mcastlab.paths import STATE_DIR
 from multicast import snooping
+from topologies import shaping
 from topologies.spec import ConvergenceError, Spec, TopologyParamError
 
 
@@ -57,6 +58,7 @@ class Network:
         self._stopped = False
         self.querier_ready_at: dict[str, float] = {}  # switch -> monotonic time
         self.cpu: Any = None  # topologies.cpulimit.CpuLimits when hosts are CPU-limited
+        self.shaping: dict[str, Any] = {}  # read back after building (topologies.shaping)
 
     # --- naming -----------------------------------------------------------------------
     def real_name(self, node: str) -> str:
@@ -85,8 +87,9 @@ class Network:
         join = self.cpu.preexec(node) if self.cpu is not None else None
         if join is not None:
             kwargs["preexec_fn"] = join  # into the host's CPU cgroup before exec
-        proc = subprocess.Popen(["mnexec", "-a", str(n.pid), *argv], **kwargs)
-        self.ledger.record_proc(proc.pid, node, Path(argv[0]).name)
+        # Held behind a gate until its pid is in the ledger (see Ledger.spawn).
+        proc = self.ledger.spawn(["mnexec", "-a", str(n.pid), *argv], node,
+                                 Path(argv[0]).name, **kwargs)
         self._procs.append(proc)
         return proc
 
@@ -96,18 +99,23 @@ class Network:
 
     def run(self, node: str, argv: Sequence[str],
             timeout: float = 30) -> subprocess.CompletedProcess:
-        """Run `argv` to completion inside `node`; a timeout gives returncode -9, no raise."""
+        """Run `argv` to completion inside `node`; a timeout gives returncode -9, no raise.
+
+        Recorded like :meth:`popen`: a SIGKILL of the runner must not leave it running."""
         n = self.node(node)
+        proc = self.ledger.spawn(["mnexec", "-a", str(n.pid), *argv], node, Path(argv[0]).name,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
         try:
-            return subprocess.run(["mnexec", "-a", str(n.pid), *argv], capture_output=True,
-                                  text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired as exc:
-            return subprocess.CompletedProcess(exc.cmd, -9, "", f"timed out after {timeout} s")
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            return subprocess.CompletedProcess(list(argv), -9, "", f"timed out after {timeout} s")
+        return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
     # --- build ------------------------------------------------------------------------
     def start(self) -> None:
-        from mininet.node import Node
-
         spec = self.spec
         for name in [*spec.switches, *spec.routers, *spec.hosts]:
             opts: dict[str, Any] = {"inNamespace": True}
@@ -116,8 +124,7 @@ class Network:
                 run_dir = self.workdir / f"run_{name}"
                 run_dir.mkdir(parents=True, exist_ok=True)
                 opts["privateDirs"] = [("/var/run", str(run_dir))]
-            n = Node(self.real_name(name), **opts)
-            self.ledger.record_proc(n.pid, name, "shell")
+            n = _gated_node(self.ledger, name)(self.real_name(name), **opts)
             self._nodes[name] = n
         if spec.params.get("cpu"):
             from topologies.cpulimit import CpuLimits
@@ -126,6 +133,7 @@ class Network:
             for h in spec.hosts:
                 self.cpu.limit(h, float(spec.params["cpu"]))
         self._make_links()
+        self.shaping = self._read_shaping()
         self._configure_nodes()
         for sw in spec.switches:
             self._start_switch(sw)
@@ -135,10 +143,9 @@ class Network:
         from mininet.link import Link, TCIntf
         from mininet.log import lg
 
-        params: dict[str, Any] = {}
-        bw = self.spec.params.get("bw")
-        if bw:
-            params = {"intf": TCIntf, "bw": bw}
+        params: dict[str, Any] = shaping.link_params(self.spec.params)
+        if params:
+            params["intf"] = TCIntf
         level = lg.getEffectiveLevel()
         lg.setLevel(50)  # silence tc's "quantum is big" warnings Mininet prints as errors
         try:
@@ -159,6 +166,42 @@ class Network:
             ia = next(i for i in self.spec.addresses[a] if self._peer_of(a, i) == b)
             ib = next(i for i in self.spec.addresses[b] if self._peer_of(b, i) == a)
             self._link(a, b, ia, ib)
+
+    def _link_devices(self) -> dict[str, list[str]]:
+        """{node: its link interfaces (real names)}: every interface a link created."""
+        devs = {n: list(self.spec.addresses[n]) for n in [*self.spec.hosts, *self.spec.routers]}
+        for sw, ports in self._ports.items():
+            devs[sw] = [port for port, _ in ports]
+        return devs
+
+    def _read_shaping(self) -> dict[str, Any]:
+        """Read the qdiscs back from every link interface and check them against the
+        topology's bw/delay/loss; raises RuntimeError naming the interfaces that differ.
+
+        Returns the manifest's record: what was asked for and, per interface (logical
+        name), what tc shows.
+        """
+        want = shaping.requested(self.spec.params)
+        if not want:
+            return {"requested": {}, "links": {}}
+        links: dict[str, dict[str, Any]] = {}
+        bad: list[str] = []
+        for node, devs in self._link_devices().items():
+            q = self.run(node, ["tc", "-j", "qdisc", "show"])
+            script = "; ".join(f"echo {shlex.quote(d)}:; tc class show dev {shlex.quote(d)}"
+                               for d in devs)
+            c = self.run(node, ["sh", "-c", script])
+            if q.returncode != 0:
+                raise RuntimeError(f"reading qdiscs of {node} failed: {q.stderr.strip()}")
+            applied = shaping.parse_tc(q.stdout, c.stdout)
+            bad += [f"{node} {line}" for line in shaping.mismatches(want, applied, devs)]
+            real = self.real_name(node)
+            for d in devs:
+                links[d.replace(real, node, 1)] = applied.get(d, {"qdiscs": []})
+        if bad:
+            raise RuntimeError("link shaping was not applied as asked (topology parameters "
+                               "bw/delay/loss): " + "; ".join(bad[:5]))
+        return {"requested": want, "per": "egress of every link interface", "links": links}
 
     def _peer_of(self, router: str, intf: str) -> str | None:
         """The router at the other end of a point-to-point interface (by subnet)."""
@@ -303,6 +346,7 @@ class Network:
         d = self.spec.describe()
         d["tag"] = self.tag
         d["switch_kind"] = self.switch_kind
+        d["shaping"] = self.shaping
         d["capture_points"] = {k: list(v) for k, v in self.capture_points().items()}
         d["daemons"] = {r: dm.describe() for r, dm in self.daemons.items()}
         if self.cpu is not None:
@@ -340,6 +384,19 @@ class Network:
                 n.shell.wait(timeout=2)
         if self.private.exists() and self.tag in str(self.private):
             shutil.rmtree(self.private, ignore_errors=True)
+
+
+def _gated_node(ledger: Ledger, logical: str) -> Any:
+    """A Mininet Node class whose shell starts behind the ledger's gate, recorded as
+    `logical`'s "shell" before it runs (Mininet spawns it in ``Node._popen``)."""
+    from mininet.node import Node
+
+    class GatedNode(Node):  # type: ignore[misc]
+        def _popen(self, cmd: list[str], **params: Any) -> subprocess.Popen:
+            params.pop("close_fds", None)  # the gate passes its pipe: close_fds is forced on
+            return ledger.spawn(cmd, logical, "shell", **params)
+
+    return GatedNode
 
 
 def check_buildable(spec: Spec) -> None:

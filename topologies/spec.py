@@ -47,7 +47,8 @@ class Param:
             hi = "" if self.high is None else f"{self.high:g}"
             return f"a number in [{lo}, {hi}]"
         if self.kind == "delay":
-            return "a duration such as 5ms or 200us"
+            most = "" if self.high is None else f", at most {self.high:g} ms"
+            return f"a duration such as 5ms or 200us{most}"
         return "a string"
 
     def parse(self, family: str, value: Any) -> Any:
@@ -89,14 +90,19 @@ class Param:
         if self.kind == "delay":
             if not re.fullmatch(r"\d+(\.\d+)?(us|ms|s)", text):
                 raise bad()
+            from topologies.shaping import duration_ms
+
+            if self.high is not None and duration_ms(text) > self.high:
+                raise bad()
             return text
         return str(value)
 
 
 # Parameters every family accepts: link shaping and the switch's multicast behaviour.
 COMMON_PARAMS: tuple[Param, ...] = (
-    Param("bw", "float", None, "link bandwidth in Mbit/s (HTB)", low=0.1, high=100000),
-    Param("delay", "delay", None, "one-way delay per link (needs netem)"),
+    # Mininet's TCIntf ignores (with a log line only) rates above 1000 Mbit/s.
+    Param("bw", "float", None, "link bandwidth in Mbit/s (HTB)", low=0.1, high=1000),
+    Param("delay", "delay", None, "one-way delay per link (needs netem)", high=10000),
     Param("loss", "percent", None, "loss percentage per link (needs netem)", low=0, high=100),
     Param("switch", "choice", "linuxbridge", "switch implementation",
           choices=("linuxbridge", "ovs", "ovs-user", "ovs-kernel")),

@@ -6,9 +6,11 @@
             | eth0              | eth0                  | eth0
             +------ v<tag>N ----+------ bridge b<tag> ---+        (root namespace)
 
-Every name carries a per-instance tag; everything created is recorded and removed by
-name (processes by pid) in :meth:`NetLab.close`, also when a test fails. Each namespace
-has ``lo`` up and a route ``224.0.0.0/4 dev eth0`` so multicast stays on the lab link.
+Every name carries the tag of a testbed ledger (mcastlab/ledger.py); everything is
+recorded there before it is created (processes through the ledger's gate) and removed in
+:meth:`NetLab.close`, also when a test fails, or by ``mcastlab clean`` after a SIGKILL.
+Each namespace has ``lo`` up and a route ``224.0.0.0/4 dev eth0`` so multicast stays on
+the lab link.
 
 Example (as root)::
 
@@ -21,12 +23,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import secrets
 import signal
 import subprocess
 import time
 from collections.abc import Sequence
 from typing import IO, Any
+
+from mcastlab.ledger import Ledger
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _CLONE_NEWNET = 0x40000000
@@ -52,11 +55,12 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 class NetLab:
     """N namespaces ``pt<tag>h<i>`` on bridge ``pt<tag>br``, addresses 10.<x>.<y>.<i+1>/16."""
 
-    def __init__(self, hosts: int, tag: str | None = None) -> None:
-        self.tag = tag or secrets.token_hex(3)
+    def __init__(self, hosts: int) -> None:
+        self.ledger = Ledger.create()
+        self.tag = self.ledger.tag
         self.n = hosts
         # A /16 per instance, derived from the tag, so concurrent labs never share a subnet.
-        x = int(self.tag, 16)
+        x = int(self.tag[1:], 36)
         self._net = f"10.{200 + x % 50}.{(x >> 8) % 256}"
         self.namespaces: list[str] = []
         self.links: list[str] = []
@@ -84,6 +88,7 @@ class NetLab:
 
     def _build(self) -> None:
         br = f"pt{self.tag}br"
+        self.ledger.record_link(br)
         _ip("link", "add", br, "type", "bridge")
         self.bridge = br
         # No IGMP snooping: multicast is flooded on the bridge (a plain switched LAN).
@@ -92,9 +97,11 @@ class NetLab:
         _ip("link", "set", br, "up")
         for i in range(self.n):
             ns = self.ns(i)
+            self.ledger.record_netns(ns)
             _ip("netns", "add", ns)
             self.namespaces.append(ns)
             outer = f"pt{self.tag}v{i}"
+            self.ledger.record_link(outer)
             _ip("link", "add", outer, "type", "veth", "peer", "name", "eth0", "netns", ns)
             self.links.append(outer)
             _ip("link", "set", outer, "master", br)
@@ -126,15 +133,22 @@ class NetLab:
         for ns in self.namespaces:
             _ip("netns", "del", ns, check=False)
         self.namespaces.clear()
+        self.ledger.release()  # anything left (e.g. run() children), then the ledger file
 
     # ---- processes ------------------------------------------------------------------
     def popen(self, i: int, argv: Sequence[str], stdout: IO[Any] | int | None = subprocess.PIPE,
               stderr: IO[Any] | int | None = subprocess.PIPE,
               env: dict[str, str] | None = None) -> subprocess.Popen[Any]:
         """Start argv in namespace i, in its own process group; the pid is recorded."""
-        p = subprocess.Popen(list(argv), stdout=stdout, stderr=stderr, text=True,
-                             start_new_session=True, env=env,
-                             preexec_fn=_enter_netns(f"/var/run/netns/{self.ns(i)}"))
+        p = self.ledger.spawn(list(argv), self.ns(i), stdout=stdout, stderr=stderr, text=True,
+                              start_new_session=True, env=env,
+                              preexec_fn=_enter_netns(f"/var/run/netns/{self.ns(i)}"))
+        self.procs.append(p)
+        return p
+
+    def popen_root(self, argv: Sequence[str], **kw: Any) -> subprocess.Popen[Any]:
+        """Start argv in the root namespace (e.g. tcpdump on a lab veth), recorded."""
+        p = self.ledger.spawn(list(argv), "root", start_new_session=True, **kw)
         self.procs.append(p)
         return p
 
@@ -161,8 +175,15 @@ class NetLab:
 
     def run(self, i: int, argv: Sequence[str],
             timeout: float = 30) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["ip", "netns", "exec", self.ns(i), *argv], capture_output=True,
-                              text=True, timeout=timeout)
+        p = self.ledger.spawn(["ip", "netns", "exec", self.ns(i), *argv], self.ns(i),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise
+        return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
     def limit_rate(self, i: int, rate: str = "20mbit", burst: str = "32kbit",
                    latency: str = "20ms") -> None:

@@ -204,10 +204,9 @@ def test_data_path_on_the_wire(lab4: NetLab, agent: str, tmp_path: Path, mode: s
     packets; unicast mode: not one packet to 239.255.1.1/.2/.100.
     """
     pcap = tmp_path / "pub0.pcap"
-    cap = subprocess.Popen(["tcpdump", "-i", f"pt{lab4.tag}v0", "-nn", "-s", "96", "-w",
-                            str(pcap), "udp"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-    lab4.procs.append(cap)
+    cap = lab4.popen_root(["tcpdump", "-i", f"pt{lab4.tag}v0", "-nn", "-s", "96", "-w",
+                           str(pcap), "udp"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
     time.sleep(1)
     args = ["-latencyCount", "100", *(["-multicast"] if mode == "multicast" else [])]
     res = run_agents(lab4, agent, 1, 3, args, pub_args=["-executionTime", "2"], timeout=20)

@@ -236,6 +236,12 @@ def test_secondary_scenarios_quick(tmp_path: Path, scenario: str) -> None:
         run_dir = root / r["id"]
         _check_complete_run(run_dir)
         cfg = json.loads((run_dir / "config.json").read_text())
+        bw = cfg["topology_params"].get("bw")
+        if bw:  # the manifest records the shaping read back from every link interface
+            shaping = json.loads((run_dir / "manifest.json").read_text())["topology"]["shaping"]
+            assert shaping["requested"] == {"bw_mbit": float(bw)}
+            assert shaping["links"] and all(link["bw_mbit"] == float(bw)
+                                            for link in shaping["links"].values())
         lat = pq.read_table(run_dir / "tables" / "latency.parquet").column("latency_us")
         if cfg["test"] == "latency":
             # Every round trip is a latency sample, minus the warm-up ones.
