@@ -244,8 +244,9 @@ def test_secondary_scenarios_quick(tmp_path: Path, scenario: str) -> None:
                                             for link in shaping["links"].values())
         lat = pq.read_table(run_dir / "tables" / "latency.parquet").column("latency_us")
         if cfg["test"] == "latency":
-            # Every round trip is a latency sample, minus the warm-up ones.
-            assert len(lat) == cfg["num_iter"] - cfg["warmup_samples"]
+            # Every round trip is a latency sample but the first (Perftest discards the
+            # first pong), minus the warm-up ones.
+            assert len(lat) == cfg["num_iter"] - 1 - cfg["warmup_samples"]
         else:
             # Stress test: every subscriber's summary counts the samples it received.
             procs = json.loads((run_dir / "tables" / "summary.json").read_text())["processes"]
@@ -259,15 +260,16 @@ def test_failed_run_is_retried_then_recorded(tmp_path: Path) -> None:
     """Runs the agent rejects fail on every attempt, are recorded as failed with the
     agent's reason, and the campaign goes on to the next run.
 
-    The rejection is `-instances 0` in extra_args: the scenario check accepts the option
-    (it is valid for both roles) but not its value range, which only the agent knows.
-    (Before, a -dataLen above 16 MiB did this; the scenario check now refuses it.)"""
+    The failure is `-discoveryTimeout 0.001` in extra_args: the scenario check accepts the
+    option (an mcastlab extension whose value the option table keeps as a string) but the
+    agent wants 0.1 s or more. (Before, `-dataLen` above 16 MiB and then `-instances 0`
+    did this; the scenario check now refuses both, from the agent's option table.)"""
     _need_native_agent()
     scenario = tmp_path / "retry.toml"
     scenario.write_text(
         '[campaign]\nname = "retry"\nretries = 1\n'
         '[topology]\nname = "lan"\nparams = { hosts = 2, querier = false }\n'
-        '[agent]\nextra_args = ["-instances", "0"]\n'
+        '[agent]\nextra_args = ["-discoveryTimeout", "0.001"]\n'
         '[matrix]\nparticipants = [1]\nmodes = ["unicast", "multicast"]\n'
         'execution_time = 4\n'
     )
@@ -279,7 +281,7 @@ def test_failed_run_is_retried_then_recorded(tmp_path: Path) -> None:
     for rid, r in idx.items():
         # both runs were attempted twice: the first failure did not stop the campaign
         assert (r["status"], r["attempts"]) == ("failed", 2), r
-        assert "exit 2" in r["reason"] and "-instances" in r["reason"], r["reason"]
+        assert "exit 2" in r["reason"] and "-discoveryTimeout" in r["reason"], r["reason"]
         man = json.loads((root / rid / "manifest.json").read_text())
         assert man["status"] == "failed" and man["attempt"] == 2
     st = json.loads(_run("status", str(root), "--json", timeout=60).stdout)
