@@ -30,13 +30,21 @@ def _fail(msg: str) -> int:
 
 
 def cmd_wire(args: argparse.Namespace) -> int:
+    from captures import fold
     from captures.dissect import DissectError
-    from captures.wire import WireError, analyse_path
+
+    try:  # the C pass starts now, in threads; pandas is imported while it runs
+        target = fold.resolve(args.target, args.out)
+        job = fold.start(target.points)
+    except (fold.WireError, DissectError) as exc:
+        return _fail(str(exc))
+    from captures.wire import analyse_folded
 
     try:
-        summary, out = analyse_path(args.target, args.out)
-    except (WireError, DissectError) as exc:
+        summary = analyse_folded(job.result(), target.out_dir, target.local_ips)
+    except (fold.WireError, DissectError) as exc:
         return _fail(str(exc))
+    out = target.out_dir
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
