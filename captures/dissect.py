@@ -21,7 +21,7 @@ import numpy as np
 ABI_VERSION = 6
 LIB_ENV = "MCASTLAB_DISSECT_LIB"
 ROWS_LIMIT_ENV = "MCASTLAB_DISSECT_MAX_MB"  # the row API's memory bound, MiB
-ROWS_LIMIT_MB = 4096  # default: ~ 40 M packets of real DDS traffic (see captures/README.md)
+ROWS_LIMIT_MB = 4096  # default: ~9 M packets of real DDS traffic (captures/README.md)
 
 FRAME_DTYPE = np.dtype(
     [("ts", "f8"), ("wirelen", "u4"), ("caplen", "u4"), ("src", "u4"), ("dst", "u4"),

@@ -328,7 +328,7 @@ def analyse_folded(folded: fold.Folded, out_dir: Path | None,
     for name, col in (("repairs", "writer"), ("rates", "endpoint"), ("storms", "writer")):
         df = merged[name]
         if not df.empty:
-            df["topic"] = df[col].astype(str).map(topic_of).fillna("")
+            df["topic"] = [topic_of.get(g, "") for g in df[col].astype(str)]
     rates = merged["rates"]
 
     def _mean_rate(kind: str) -> float:
