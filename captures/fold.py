@@ -75,16 +75,20 @@ def fold(points: Mapping[str, list[Path]], workers: int | None = None) -> Folded
     timestamps go backwards below it is folded again with the true origin."""
     workers = workers or os.cpu_count() or 1
     names = sorted(points)
-    files = [f for p in names for f in points[p]]
+    first = {f: dz.scan(f, 1) for p in names for f in points[p]}
+    firsts = [t for t, _, n in first.values() if n]
+    t0 = min(firsts) if firsts else 0.0
+    # a point's files in time order (by first frame: robust to copies that lost mtimes;
+    # a wrapped tcpdump ring starts at any .pcapN); empty files last
+    ordered = {p: sorted(points[p], key=lambda f: (not first[f][2], first[f][0]))
+               for p in names}
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(names) or 1))) as ex:
-        firsts = [t for t, _, n in map(lambda f: dz.scan(f, 1), files) if n]
-        t0 = min(firsts) if firsts else 0.0
-        aggs = list(ex.map(lambda p: dz.aggregate(points[p], t0), names))
+        aggs = list(ex.map(lambda p: dz.aggregate(ordered[p], t0), names))
         seen = [a for a in aggs if a.nframes]
         true_t0 = min(a.tmin for a in seen) if seen else 0.0
         if true_t0 != t0:
             t0 = true_t0
-            aggs = list(ex.map(lambda p: dz.aggregate(points[p], t0), names))
+            aggs = list(ex.map(lambda p: dz.aggregate(ordered[p], t0), names))
         t1 = max(a.tmax for a in seen) if seen else 0.0
     return Folded(points=dict(zip(names, aggs, strict=True)), t0=t0, t1=t1)
 
