@@ -31,9 +31,9 @@ def _fail(msg: str) -> int:
 
 def cmd_wire(args: argparse.Namespace) -> int:
     from captures import fold
-    from captures.dissect import DissectError
+    from captures.cnative import DissectError
 
-    try:  # the C pass starts now, in threads; pandas is imported while it runs
+    try:  # the C pass starts now, in threads; numpy and pandas are imported while it runs
         target = fold.resolve(args.target, args.out)
         job = fold.start(target.points)
     except (fold.WireError, DissectError) as exc:

@@ -14,12 +14,19 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-ABI_VERSION = 6
-LIB_ENV = "MCASTLAB_DISSECT_LIB"
+from captures import cnative
+from captures.cnative import (  # noqa: F401 - ABI_VERSION, LIB_ENV: re-exported
+    ABI_VERSION,
+    LIB_ENV,
+    DissectError,
+    _AggResult,
+    _Result,
+    library_path,
+)
+
 ROWS_LIMIT_ENV = "MCASTLAB_DISSECT_MAX_MB"  # the row API's memory bound, MiB
 ROWS_LIMIT_MB = 4096  # default: ~9 M packets of real DDS traffic (captures/README.md)
 
@@ -94,91 +101,24 @@ def submessage_name(sid: int) -> str:
     return f"VENDOR_0x{sid:02x}" if sid >= 0x80 else f"UNKNOWN_0x{sid:02x}"
 
 
-class DissectError(Exception):
-    """The input is not a readable capture (one-line message naming the file)."""
-
-
-class _Result(ctypes.Structure):
-    _fields_ = [
-        ("frames", ctypes.c_void_p), ("nframes", ctypes.c_size_t),
-        ("subs", ctypes.c_void_p), ("nsubs", ctypes.c_size_t),
-        ("ctls", ctypes.c_void_p), ("nctls", ctypes.c_size_t),
-        ("topics", ctypes.c_void_p), ("ntopics", ctypes.c_size_t),
-        ("prefixes", ctypes.c_void_p), ("nprefixes", ctypes.c_size_t),
-        ("bad", ctypes.POINTER(ctypes.c_uint64)),
-        ("linktype", ctypes.c_uint32), ("format", ctypes.c_uint32),
-        ("repair", ctypes.c_void_p),
-    ]
-
-
-class _AggResult(ctypes.Structure):
-    _fields_ = [
-        *[(f"{n}{s}", t) for n in ("pkt", "sub", "guid", "flood", "frag", "ctl", "topic", "nack")
-          for s, t in (("", ctypes.c_void_p), ("_n", ctypes.c_size_t))],
-        ("prefixes", ctypes.c_void_p), ("nprefixes", ctypes.c_size_t),
-        ("subcount", ctypes.POINTER(ctypes.c_uint64)), ("quoted", ctypes.POINTER(ctypes.c_uint64)),
-        ("bad", ctypes.POINTER(ctypes.c_uint64)),
-        ("nframes", ctypes.c_uint64), ("frag_frames", ctypes.c_uint64),
-        ("rtps_bytes", ctypes.c_uint64), ("repair_generations", ctypes.c_uint64),
-        ("tmin", ctypes.c_double), ("tmax", ctypes.c_double),
-    ]
-
-
-_LIB: ctypes.CDLL | None = None
-
-
-def library_path() -> Path:
-    env = os.environ.get(LIB_ENV)
-    return Path(env) if env else Path(__file__).resolve().parent / "_native" / "libmcl_dissect.so"
-
-
 def _lib() -> ctypes.CDLL:
-    global _LIB
-    if _LIB is not None:
-        return _LIB
-    path = library_path()
-    if not path.exists():
-        raise DissectError(
-            f"{path}: dissector library not built; run ./setup.sh or `cmake -S captures/native "
-            f"-B build/captures_native && cmake --build build/captures_native`")
-    lib = ctypes.CDLL(str(path))
-    lib.mcl_abi_version.restype = ctypes.c_int
-    lib.mcl_reason_count.restype = ctypes.c_int
-    lib.mcl_reason_name.restype = ctypes.c_char_p
-    lib.mcl_reason_name.argtypes = [ctypes.c_int]
-    lib.mcl_sizeof.restype = ctypes.c_size_t
-    lib.mcl_sizeof.argtypes = [ctypes.c_int]
-    lib.mcl_dissect_file.argtypes = [ctypes.c_char_p, ctypes.POINTER(_Result), ctypes.c_char_p,
-                                     ctypes.c_size_t]
-    lib.mcl_dissect_buffer.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(_Result),
-                                       ctypes.c_char_p, ctypes.c_size_t]
-    lib.mcl_free.argtypes = [ctypes.POINTER(_Result)]
-    lib.mcl_dissect_file_max.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(_Result),
-                                         ctypes.c_char_p, ctypes.c_size_t]
-    lib.mcl_dissect_buffer_max.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t,
-                                           ctypes.POINTER(_Result), ctypes.c_char_p,
-                                           ctypes.c_size_t]
-    lib.mcl_scan_file.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_double),
-                                  ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_uint64),
-                                  ctypes.c_char_p, ctypes.c_size_t]
-    lib.mcl_agg_new.restype = ctypes.c_void_p
-    lib.mcl_agg_new.argtypes = [ctypes.c_double]
-    lib.mcl_agg_file.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
-    lib.mcl_agg_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
-                                   ctypes.c_char_p, ctypes.c_size_t]
-    lib.mcl_agg_result_get.argtypes = [ctypes.c_void_p, ctypes.POINTER(_AggResult)]
-    lib.mcl_agg_free.argtypes = [ctypes.c_void_p]
-    if lib.mcl_abi_version() != ABI_VERSION:
-        raise DissectError(f"{path}: ABI {lib.mcl_abi_version()} != {ABI_VERSION}; rebuild it")
+    """The library (captures/cnative.py), its structs checked against these dtypes."""
+    global _CHECKED
+    lib = cnative.load()
+    if _CHECKED:
+        return lib
     sizes = {0: FRAME_DTYPE.itemsize, 1: SUB_DTYPE.itemsize, 2: CTL_DTYPE.itemsize,
              3: TOPIC_DTYPE.itemsize, 5: AGG_PKT_DTYPE.itemsize, 6: AGG_SUB_DTYPE.itemsize,
              7: AGG_GUID_DTYPE.itemsize, 8: AGG_FLOOD_DTYPE.itemsize, 9: AGG_FRAG_DTYPE.itemsize,
              10: AGG_CTL_DTYPE.itemsize, 11: NACK_DTYPE.itemsize, 12: ctypes.sizeof(_AggResult)}
     for i, size in sizes.items():
         if lib.mcl_sizeof(i) != size:
-            raise DissectError(f"{path}: struct {i} size {lib.mcl_sizeof(i)} != {size}")
-    _LIB = lib
+            raise DissectError(f"{library_path()}: struct {i} size {lib.mcl_sizeof(i)} != {size}")
+    _CHECKED = True
     return lib
+
+
+_CHECKED = False
 
 
 def reason_names() -> list[str]:
@@ -252,7 +192,7 @@ class _Owner:
         self.lib.mcl_free(ctypes.byref(self.res))
 
 
-def _view(owner: _Owner, ptr: int | None, n: int, dtype: np.dtype) -> np.ndarray:
+def _view(owner: object, ptr: int | None, n: int, dtype: np.dtype) -> np.ndarray:
     """Zero-copy numpy view of C memory; the view keeps the owner alive."""
     if not n or not ptr:
         return np.zeros(0, dtype=dtype)
@@ -316,13 +256,7 @@ def dissect_bytes(data: bytes, name: str = "<bytes>") -> Dissection:
 def scan(path: str | os.PathLike[str], limit: int = 0) -> tuple[float, float, int]:
     """(first timestamp, last timestamp, frames) of a capture file's first ``limit`` frames
     (0: all): a pass over the record headers only."""
-    lib = _lib()
-    t0, t1, n = ctypes.c_double(), ctypes.c_double(), ctypes.c_uint64()
-    err = ctypes.create_string_buffer(512)
-    if lib.mcl_scan_file(os.fsencode(path), limit, ctypes.byref(t0), ctypes.byref(t1),
-                         ctypes.byref(n), err, 512) != 0:
-        raise DissectError(err.value.decode(errors="replace"))
-    return t0.value, t1.value, int(n.value)
+    return cnative.scan(path, limit)
 
 
 @dataclass
@@ -350,40 +284,21 @@ class Aggregate:
     tmax: float
 
 
-class _AggOwner:
-    def __init__(self, lib: ctypes.CDLL, handle: int) -> None:
-        self.lib, self.handle = lib, handle
-
-    def __del__(self) -> None:
-        self.lib.mcl_agg_free(self.handle)
-
-
-def _aggregate(feed: list[tuple[str, bytes | None]], t0: float) -> Aggregate:
+def from_handle(h: cnative.AggHandle) -> Aggregate:
+    """numpy views (zero copy) on a C aggregate; they keep it alive."""
     lib = _lib()
-    handle = lib.mcl_agg_new(t0)
-    if not handle:
-        raise DissectError("out of memory")
-    owner = _AggOwner(lib, handle)
-    err = ctypes.create_string_buffer(512)
-    for name, data in feed:
-        rc = (lib.mcl_agg_file(handle, os.fsencode(name), err, 512) if data is None
-              else lib.mcl_agg_buffer(handle, data, len(data), err, 512))
-        if rc != 0:
-            msg = err.value.decode(errors="replace")
-            raise DissectError(msg if data is None else f"{name}: {msg}")
-    r = _AggResult()
-    lib.mcl_agg_result_get(handle, ctypes.byref(r))
+    r = h.result()
     names = [lib.mcl_reason_name(i).decode() for i in range(lib.mcl_reason_count())]
     return Aggregate(
-        pkt=_view(owner, r.pkt, r.pkt_n, AGG_PKT_DTYPE),
-        sub=_view(owner, r.sub, r.sub_n, AGG_SUB_DTYPE),
-        guid=_view(owner, r.guid, r.guid_n, AGG_GUID_DTYPE),
-        flood=_view(owner, r.flood, r.flood_n, AGG_FLOOD_DTYPE),
-        frag=_view(owner, r.frag, r.frag_n, AGG_FRAG_DTYPE),
-        ctl=_view(owner, r.ctl, r.ctl_n, AGG_CTL_DTYPE),
-        topics=_view(owner, r.topic, r.topic_n, TOPIC_DTYPE),
-        nacks=_view(owner, r.nack, r.nack_n, NACK_DTYPE),
-        prefixes=_view(owner, r.prefixes, r.nprefixes, np.dtype(("u1", (12,)))).reshape(-1, 12),
+        pkt=_view(h, r.pkt, r.pkt_n, AGG_PKT_DTYPE),
+        sub=_view(h, r.sub, r.sub_n, AGG_SUB_DTYPE),
+        guid=_view(h, r.guid, r.guid_n, AGG_GUID_DTYPE),
+        flood=_view(h, r.flood, r.flood_n, AGG_FLOOD_DTYPE),
+        frag=_view(h, r.frag, r.frag_n, AGG_FRAG_DTYPE),
+        ctl=_view(h, r.ctl, r.ctl_n, AGG_CTL_DTYPE),
+        topics=_view(h, r.topic, r.topic_n, TOPIC_DTYPE),
+        nacks=_view(h, r.nack, r.nack_n, NACK_DTYPE),
+        prefixes=_view(h, r.prefixes, r.nprefixes, np.dtype(("u1", (12,)))).reshape(-1, 12),
         subcount=np.ctypeslib.as_array(r.subcount, (256,)).copy(),
         quoted=np.ctypeslib.as_array(r.quoted, (256,)).copy(),
         bad={names[i]: int(r.bad[i]) for i in range(1, len(names)) if r.bad[i]},
@@ -394,11 +309,16 @@ def _aggregate(feed: list[tuple[str, bytes | None]], t0: float) -> Aggregate:
 
 def aggregate(paths: list[str | os.PathLike[str]], t0: float) -> Aggregate:
     """Fold one capture point's files (in order) into small tables; ``t0`` is the origin
-    of the ``second`` keys (the run's first timestamp, from ``scan``). Releases the GIL:
-    points can be folded in parallel threads."""
-    return _aggregate([(os.fsdecode(p), None) for p in paths], t0)
+    of the ``second`` keys (the run's first timestamp). Releases the GIL: points can be
+    folded in parallel threads."""
+    _lib()
+    return from_handle(cnative.fold_files(paths, t0))
 
 
 def aggregate_bytes(blobs: list[bytes], t0: float, name: str = "<bytes>") -> Aggregate:
     """``aggregate`` on captures held in memory (tests, fuzzing)."""
-    return _aggregate([(name, b) for b in blobs], t0)
+    _lib()
+    h = cnative.AggHandle(t0)
+    for b in blobs:
+        h.feed(name, b)
+    return from_handle(h)

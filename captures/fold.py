@@ -4,8 +4,8 @@ point into small tables (captures/dissect.py ``aggregate``), in parallel threads
     job = start({"h1-eth0": [Path("h1-eth0.pcap")]})   # returns at once
     folded = job.result()                                # Folded(points, t0, t1)
 
-Imports only numpy and ctypes (no pandas): ``mcastlab wire`` starts the C pass first and
-imports pandas while it runs. captures/wire.py turns the result into the wire tables.
+The C pass needs only ctypes (captures/cnative.py): ``mcastlab wire`` starts it first
+and imports numpy and pandas while it runs. captures/wire.py turns the result into the wire tables.
 """
 
 from __future__ import annotations
@@ -18,8 +18,13 @@ from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from captures import dissect as dz
+from captures import cnative
+from captures.cnative import DissectError  # noqa: F401 - raised from here
+
+if TYPE_CHECKING:
+    from captures import dissect as dz
 
 RING_SUFFIX = re.compile(r"^(?P<point>.+?)\.pcap(?:ng)?(?P<ring>\d*)$")
 
@@ -68,14 +73,12 @@ class Folded:
     t1: float
 
 
-def fold(points: Mapping[str, list[Path]], workers: int | None = None) -> Folded:
-    """Fold every point's files (in order; points in parallel threads: the C core releases
-    the GIL). The origin of every ``second`` is the run's first timestamp: taken as the
-    earliest first frame of the files, and checked after the pass; a capture whose
-    timestamps go backwards below it is folded again with the true origin."""
+def fold_native(points: Mapping[str, list[Path]],
+                workers: int | None = None) -> tuple[dict[str, cnative.AggHandle], float, float]:
+    """The C side of ``fold`` (ctypes only: runs before numpy is imported)."""
     workers = workers or os.cpu_count() or 1
     names = sorted(points)
-    first = {f: dz.scan(f, 1) for p in names for f in points[p]}
+    first = {f: cnative.scan(f, 1) for p in names for f in points[p]}
     firsts = [t for t, _, n in first.values() if n]
     t0 = min(firsts) if firsts else 0.0
     # a point's files in time order (by first frame: robust to copies that lost mtimes;
@@ -83,14 +86,26 @@ def fold(points: Mapping[str, list[Path]], workers: int | None = None) -> Folded
     ordered = {p: sorted(points[p], key=lambda f: (not first[f][2], first[f][0]))
                for p in names}
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(names) or 1))) as ex:
-        aggs = list(ex.map(lambda p: dz.aggregate(ordered[p], t0), names))
-        seen = [a for a in aggs if a.nframes]
-        true_t0 = min(a.tmin for a in seen) if seen else 0.0
+        hs = list(ex.map(lambda p: cnative.fold_files(ordered[p], t0), names))
+        res = [h.result() for h in hs]
+        seen = [r for r in res if r.nframes]
+        true_t0 = min(r.tmin for r in seen) if seen else 0.0
         if true_t0 != t0:
             t0 = true_t0
-            aggs = list(ex.map(lambda p: dz.aggregate(ordered[p], t0), names))
-        t1 = max(a.tmax for a in seen) if seen else 0.0
-    return Folded(points=dict(zip(names, aggs, strict=True)), t0=t0, t1=t1)
+            hs = list(ex.map(lambda p: cnative.fold_files(ordered[p], t0), names))
+        t1 = max(r.tmax for r in seen) if seen else 0.0
+    return dict(zip(names, hs, strict=True)), t0, t1
+
+
+def fold(points: Mapping[str, list[Path]], workers: int | None = None) -> Folded:
+    """Fold every point's files (in order; points in parallel threads: the C core releases
+    the GIL). The origin of every ``second`` is the run's first timestamp: taken as the
+    earliest first frame of the files, and checked after the pass; a capture whose
+    timestamps go backwards below it is folded again with the true origin."""
+    handles, t0, t1 = fold_native(points, workers)
+    from captures import dissect as dz
+
+    return Folded(points={p: dz.from_handle(h) for p, h in handles.items()}, t0=t0, t1=t1)
 
 
 def start(points: Mapping[str, list[Path]]) -> Future[Folded]:
