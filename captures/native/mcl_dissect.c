@@ -1163,7 +1163,7 @@ out:
 /* A mapped file is read in windows: the next one is made resident in one go (no page fault
  * per 4 KiB page), the one before is dropped from this process (the page cache keeps it),
  * so resident memory stays ~2 windows whatever the file size. */
-#define WINDOW ((size_t)32 << 20)
+#define WINDOW ((size_t)8 << 20)
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
