@@ -30,13 +30,23 @@ def _fail(msg: str) -> int:
 
 
 def cmd_wire(args: argparse.Namespace) -> int:
-    from captures.dissect import DissectError
-    from captures.wire import WireError, analyse_path
+    from captures import fold
+    from captures.cnative import DissectError
 
-    try:
-        summary, out = analyse_path(args.target, args.out)
-    except (WireError, DissectError) as exc:
+    try:  # the C pass starts now, in threads; numpy and pandas are imported while it runs
+        target = fold.resolve(args.target, args.out)
+        job = fold.start(target.points)
+    except (fold.WireError, DissectError) as exc:
         return _fail(str(exc))
+    from captures.wire import analyse_folded, run_span_of
+
+    target_path = Path(args.target)
+    span = run_span_of(target_path) if target_path.is_dir() else None
+    try:
+        summary = analyse_folded(job.result(), target.out_dir, target.local_ips, span)
+    except (fold.WireError, DissectError) as exc:
+        return _fail(str(exc))
+    out = target.out_dir
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0

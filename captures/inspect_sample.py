@@ -30,36 +30,49 @@ def parse_guid(text: str) -> str:
     return f"{h[:24]}:{h[24:]}"
 
 
+def _guid_mask(d: dz.Dissection, pre: np.ndarray, eid: np.ndarray, guid: str) -> np.ndarray:
+    """Rows whose (prefix index, entity id) is ``guid``."""
+    prefix, entity = bytes.fromhex(guid[:24]), int(guid[25:], 16)
+    idx = [i for i, p in enumerate(d.prefixes) if p.tobytes() == prefix]
+    if not idx:
+        return np.zeros(len(pre), dtype=bool)
+    return (pre == idx[0]) & (eid == entity)
+
+
 def sample_life(points: dict[str, list[Path]], writer: str, seq: int) -> pd.DataFrame:
     rows = []
     for point, files in sorted(points.items()):
-        x = wire.load_point(point, files)
-        if x.subs.empty:
-            continue
-        sb = x.subs[x.subs["writer"] == writer]
-        if sb.empty:
-            continue
-        ev = wire.data_events(x)
-        if not ev.empty:
-            ev = ev[(ev["writer"] == writer) & (ev["seq"] == seq)]
-        fr = x.frames
-        sid, s1, s2 = sb["id"].to_numpy(), sb["seq"].to_numpy(), sb["seq2"].to_numpy()
-        hit = (
-            (np.isin(sid, (0x07,)) & (s1 <= seq) & (seq <= s2))  # HEARTBEAT range
-            | ((sid == 0x06) & (sb["plen"].to_numpy() > 0) & (s1 <= seq) & (seq <= s2))  # NACKed
-            | ((sid == 0x08) & (s1 <= seq) & (seq < s2))  # GAP
-            | (np.isin(sid, (0x12, 0x13)) & (s1 == seq))
-        )
-        for _, s in sb[hit].iterrows():
-            f = fr.loc[int(s["frame"])]
-            rows.append({"ts": float(f["ts"]), "point": point,
-                         "event": dz.submessage_name(int(s["id"])),
-                         "src": wire.ip_str(f["src"]), "dst": wire.ip_str(f["dst"]),
-                         "reader": s["reader"], "detail": f"sn {int(s['seq'])}..{int(s['seq2'])}"})
-        for _, e in ev.iterrows():
-            rows.append({"ts": float(e["ts"]), "point": point,
-                         "event": "DATA repair" if e["repair"] else "DATA first",
-                         "src": wire.ip_str(e["src"]), "dst": wire.ip_str(e["dst"]),
-                         "reader": "", "detail": f"{int(e['bytes'])} B frag {int(e['frag'])}"})
+        for path in files:
+            d = dz.dissect(path)
+            traffic = d.subs["quoted"] == 0
+            sb, repair = d.subs[traffic], d.repair[traffic]
+            sid = sb["id"]
+            # the writer of reader-side submessages (ACKNACK, NACK_FRAG) is their destination
+            reader_side = np.isin(sid, (0x06, 0x12))
+            wpre = np.where(reader_side, sb["dst_prefix"], sb["src_prefix"])
+            rpre = np.where(reader_side, sb["src_prefix"], sb["dst_prefix"])
+            mine = _guid_mask(d, wpre, sb["writer_eid"], writer)
+            s1, s2 = sb["seq"], sb["seq2"]
+            hit = mine & (
+                (np.isin(sid, (0x07,)) & (s1 <= seq) & (seq <= s2))  # HEARTBEAT range
+                | ((sid == 0x06) & (sb["plen"] > 0) & (s1 <= seq) & (seq <= s2))  # NACKed
+                | ((sid == 0x08) & (s1 <= seq) & (seq < s2))  # GAP
+                | (np.isin(sid, (0x12, 0x13)) & (s1 == seq))
+            )
+            data = (mine & np.isin(sid, (0x15, 0x16)) & (sb["cls"] == dz.C_USER)
+                    & (s1 == seq))
+            for k in [*np.flatnonzero(hit), *np.flatnonzero(data)]:
+                s, f = sb[k], d.frames[int(sb[k]["frame"])]
+                row = {"ts": float(f["ts"]), "point": point, "src": wire.ip_str(f["src"]),
+                       "dst": wire.ip_str(f["dst"])}
+                if data[k]:  # first send or repair: the C core's decision (data_is_repair)
+                    frag = int(s["aux1"]) if s["id"] == 0x16 else 0
+                    row.update(event="DATA repair" if repair[k] else "DATA first", reader="",
+                               detail=f"{int(s['plen'])} B frag {frag}")
+                else:
+                    reader = wire.guid_names(d.prefixes, rpre[k:k + 1], sb["reader_eid"][k:k + 1])
+                    row.update(event=dz.submessage_name(int(s["id"])), reader=str(reader[0]),
+                               detail=f"sn {int(s['seq'])}..{int(s['seq2'])}")
+                rows.append(row)
     df = pd.DataFrame(rows, columns=["ts", "point", "event", "src", "dst", "reader", "detail"])
     return df.sort_values(["ts", "point"], kind="stable").reset_index(drop=True)

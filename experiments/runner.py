@@ -265,10 +265,12 @@ class CampaignRunner:
             wire = _optional("captures.wire")
             if cfg["capture"]["points"] and wire is not None:
                 prog.set_phase("analysing captures")
+                t_wire = time.monotonic()
                 try:
                     wire.analyse_run(work, manifest.get("run_span"))
                 except Exception as exc:  # evidence is a bonus; the run itself is valid
                     manifest["wire_error"] = f"{type(exc).__name__}: {exc}"
+                manifest["wire_analysis_s"] = round(time.monotonic() - t_wire, 3)
             self._check(cfg, manifest, summary)
             manifest["status"] = "complete"
         except _Interrupted:

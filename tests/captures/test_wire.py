@@ -126,3 +126,49 @@ def test_tcpdump_argv_and_stats() -> None:
             "66 packets dropped by kernel\n")
     assert capture.parse_stats(text) == {"captured": 1234, "received": 1300, "dropped": 66,
                                          "dropped_by_interface": None}
+
+
+def test_fragments_take_their_own_datagram(tmp_path: Path) -> None:
+    """A fragmented RTPS datagram, then (IP id reused, as ids wrap) one lone fragment
+    whose datagram never completes: 3 fragment frames of payload rtps, 1 of
+    fragment_incomplete -- the payload comes from the frame's own datagram."""
+    big = c.rtps_header() + b"".join(c.info_ts() + c.data(i, b"\x55" * 100) for i in range(30))
+    frags = c.fragmented(c.udp_frame(big, ipid=7))
+    assert len(frags) == 3
+    lone = c.fragmented(c.udp_frame(big, ipid=7, dst="239.255.0.2"))[0]
+    for i, f in enumerate([*frags, lone]):
+        f.time = 1000.0 + i * 0.001
+    c.write_pcap(tmp_path / "p.pcap", [*frags, lone])
+    s, out = wire.analyse_path(tmp_path / "p.pcap")
+    pk = pd.read_parquet(out / "packets.parquet")
+    assert pk.groupby("payload")["fragments"].sum().to_dict() == {"rtps": 3,
+                                                                  "fragment_incomplete": 1}
+    assert s["ip_fragments"] == 4 and s["bad"] == {"frag_incomplete": 1}
+
+
+def test_second_origin_is_the_first_timestamp(tmp_path: Path) -> None:
+    """Two points; the second point's file starts earlier, and one of the first point's
+    frames goes back in time: every `second` counts from the run's earliest frame."""
+    def frame(t: float, ipid: int) -> c.Packet:
+        f = c.udp_frame(c.rtps_header() + c.info_ts() + c.data(ipid, b"x" * 10), ipid=ipid)
+        f.time = t
+        return f
+
+    (tmp_path / "pcaps").mkdir()
+    c.write_pcap(tmp_path / "pcaps" / "a.pcap", [frame(1000.9, 1), frame(1000.2, 2),
+                                                  frame(1002.5, 3)])
+    c.write_pcap(tmp_path / "pcaps" / "b.pcap", [frame(1000.5, 4), frame(1001.4, 5)])
+    s = wire.analyse_run(tmp_path)
+    assert s["duration_s"] == pytest.approx(2.3)
+    pk = pd.read_parquet(tmp_path / "wire" / "packets.parquet")
+    got = pk.groupby(["point", "second"])["packets"].sum().to_dict()
+    assert got == {("a", 0): 2, ("a", 2): 1, ("b", 0): 1, ("b", 1): 1}
+
+
+def test_row_api_is_bounded(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from captures import dissect as dz
+
+    monkeypatch.setenv(dz.ROWS_LIMIT_ENV, "0.001")  # ~1 KiB of rows: 18 frames are more
+    with pytest.raises(dz.DissectError, match=r"MiB of per-packet rows .* use captures\.wire"):
+        dz.dissect(run_dir / "pcaps" / "h1-eth0.pcap")
+    assert wire.analyse_run(run_dir)["packets"] == 18  # the wire tables keep no rows
