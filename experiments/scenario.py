@@ -143,6 +143,16 @@ def _each_in_range(values: list[int], low: int, high: int | None, allowed: str) 
     return values
 
 
+def _by_count(by: dict[str, int], publishers: int, subscribers: int, default: int) -> int:
+    """A per-count value keyed "PxS", or "N" when publishers = subscribers = N."""
+    key = f"{publishers}x{subscribers}"
+    if key in by:
+        return by[key]
+    if publishers == subscribers and str(publishers) in by:
+        return by[str(publishers)]
+    return default
+
+
 class Matrix(_Strict):
     # Either participants (publishers = subscribers, the study's design) or both lists,
     # paired element by element.
@@ -260,23 +270,12 @@ class Matrix(_Strict):
 
     def execution_time_of(self, publishers: int, subscribers: int) -> int:
         """The run length of one count pair (execution_time_by_count, else execution_time)."""
-        by = self.execution_time_by_count
-        key = f"{publishers}x{subscribers}"
-        if key in by:
-            return by[key]
-        if publishers == subscribers and str(publishers) in by:
-            return by[str(publishers)]
-        return self.execution_time
+        return _by_count(self.execution_time_by_count, publishers, subscribers,
+                         self.execution_time)
 
     def repetitions_of(self, publishers: int, subscribers: int) -> int:
         """Repetitions of one count pair (repetitions_by_count, else repetitions)."""
-        by = self.repetitions_by_count
-        key = f"{publishers}x{subscribers}"
-        if key in by:
-            return by[key]
-        if publishers == subscribers and str(publishers) in by:
-            return by[str(publishers)]
-        return self.repetitions
+        return _by_count(self.repetitions_by_count, publishers, subscribers, self.repetitions)
 
     def count_pairs(self) -> list[tuple[int, int]]:
         if self.participants is not None:
