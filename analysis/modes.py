@@ -42,13 +42,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as sps
 
-from analysis import stats
+from analysis import dominance, stats
 
 EQUIVALENCE_MARGIN = 0.05  # ±5 % of the median: a change smaller than this does not matter
 MIN_RUNS = 2  # per mode, for a verdict about the modes
 EQUAL = "practically equal"
 UNDECIDED = "undecided"
-TESTBED_BOUND = "testbed-bound"
+TESTBED_BOUND = dominance.TESTBED_BOUND  # one word for it, whichever test is reported
 QUANTILE = {"median": 0.5, "p99": 0.99}
 # A tail is compared only where each run has enough samples for its p99 to mean something.
 MIN_SAMPLES_FOR_TAIL = 200

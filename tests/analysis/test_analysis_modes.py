@@ -41,14 +41,18 @@ def verdict(u: stats.Sample, m: stats.Sample) -> modes.ModeVerdict:
     return v
 
 
+def false_verdicts(seed: int, unicast: tuple, multicast: tuple) -> int:
+    """Draws of identical modes (``mode_sample`` arguments per mode) that name a winner."""
+    rng = np.random.default_rng(seed)
+    return sum(verdict(mode_sample(*unicast, rng), mode_sample(*multicast, rng)).winner
+               is not None for _ in range(DRAWS))
+
+
 @pytest.mark.parametrize("runs", [3, 5])
 def test_run_effects_do_not_make_verdicts(runs: int) -> None:
     """Identical modes, a run effect of SD 0.05: a mode is called better at most 7% of the
     time (the pooled-blocks test called one in 18% with 3 runs)."""
-    rng = np.random.default_rng(100 + runs)
-    wrong = sum(verdict(mode_sample(runs, 2000, 0.9, 0.05, rng),
-                        mode_sample(runs, 2000, 0.9, 0.05, rng)).winner is not None
-                for _ in range(DRAWS))
+    wrong = false_verdicts(100 + runs, (runs, 2000, 0.9, 0.05), (runs, 2000, 0.9, 0.05))
     assert wrong / DRAWS <= MAX_FALSE, wrong
 
 
@@ -69,18 +73,12 @@ def test_the_within_run_test_is_fooled_by_run_effects() -> None:
 def test_unequal_n_and_autocorrelation() -> None:
     """Unicast 3 runs of 2,500 samples with φ = 0.995, multicast 3 runs of 10,000 with
     φ = 0.9, identical distributions (the pooled permutation test: 37-42% false)."""
-    rng = np.random.default_rng(11)
-    wrong = sum(verdict(mode_sample(3, 2500, 0.995, 0.05, rng),
-                        mode_sample(3, 10000, 0.9, 0.05, rng)).winner is not None
-                for _ in range(DRAWS))
+    wrong = false_verdicts(11, (3, 2500, 0.995, 0.05), (3, 10000, 0.9, 0.05))
     assert wrong / DRAWS <= MAX_FALSE, wrong
 
 
 def test_strong_autocorrelation() -> None:
-    rng = np.random.default_rng(12)
-    wrong = sum(verdict(mode_sample(5, 5000, 0.99, 0.0, rng),
-                        mode_sample(5, 5000, 0.99, 0.0, rng)).winner is not None
-                for _ in range(DRAWS))
+    wrong = false_verdicts(12, (5, 5000, 0.99, 0.0), (5, 5000, 0.99, 0.0))
     assert wrong / DRAWS <= MAX_FALSE, wrong
 
 
