@@ -324,6 +324,7 @@ class CampaignRunner:
     def _execute(self, cfg: dict[str, Any], work: Path, prog: Progress,
                  manifest: dict[str, Any]) -> dict[str, Any]:
         import topologies
+        from multicast import membership
 
         timing = cfg["timing"]
         prog.set_phase("building network")
@@ -333,6 +334,7 @@ class CampaignRunner:
         exit_codes: dict[str, int | None] = {}
         capture_handle = None
         monitor: fidelity.Monitor | None = None
+        holder: Any = None
         t_rows0 = time.monotonic()
         out: dict[str, Any] = {}
         spec = self.specs[cfg["topology_variant"]]
@@ -352,6 +354,13 @@ class CampaignRunner:
                     prog.set_phase(f"warm-up {timing['warmup']:g} s")
                     time.sleep(timing["warmup"])
                 host_ip = {h: net.host_ip(h) for h in set(cfg["placement"].values())}
+                # The agents' discovery group is joined on every agent host and must be in
+                # the snooping switches' tables before any agent starts (a lost report
+                # otherwise cuts hosts off SPDP for the whole run).
+                prog.set_phase("waiting for memberships")
+                holder = membership.Holder(net, membership.agent_groups(cfg, sorted(host_ip)))
+                out.update(membership.wait(net, holder.groups, timing["converge_timeout"],
+                                           holder))
                 specs = agents_mod.build(cfg, host_ip, work / "agents")
                 # Subscribers first: publishers wait for all of them anyway.
                 specs.sort(key=lambda s: (not s.name.startswith("sub"), s.name))
@@ -394,6 +403,8 @@ class CampaignRunner:
                 if timed_out:
                     out["timed_out"] = timed_out
             finally:
+                if holder is not None:
+                    holder.close()
                 if monitor is not None:
                     monitor.close_window()
                     monitor.stop_samplers()

@@ -1,4 +1,5 @@
-"""Readiness checks: PIM neighbours on every router link, RP known, a querier per segment."""
+"""Readiness checks: PIM neighbours on every router link, RP known, a querier per segment,
+and every host's memberships in its snooping switch's table (multicast.membership)."""
 
 from __future__ import annotations
 
@@ -82,6 +83,13 @@ def missing(net: Any) -> dict[str, str]:
         why = segment_not_ready(net, sw)
         if why:
             lacking[sw] = why
+    if not lacking:
+        # Every membership a host holds must be in its snooping switch's table.
+        from multicast import membership
+
+        gone = membership.missing(net)
+        if gone:
+            lacking["memberships"] = membership.describe(gone, len(net.hosts))
     return lacking
 
 

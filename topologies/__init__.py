@@ -16,10 +16,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from topologies.spec import ConvergenceError, Spec, TopologyParamError
+from topologies.spec import BuildError, ConvergenceError, Spec, TopologyParamError
 
 __all__ = [
     "FAMILIES",
+    "BuildError",
     "ConvergenceError",
     "Spec",
     "TopologyParamError",
@@ -74,13 +75,46 @@ def build(spec: Spec, workdir: Path | str | None = None) -> Iterator[Any]:
     """Build `spec` (namespaces, links, switches, daemons); tear everything down on exit.
 
     Raises TopologyParamError before creating anything if a capability is missing.
+    Any failure while building raises :class:`BuildError` (one line: the step, the node,
+    the build log); everything built so far is torn down first. When the work directory
+    was private (no `workdir`), the log is kept in ``/var/log/mcastlab/``.
     """
     from topologies.net import Network, check_buildable
 
     check_buildable(spec)
     net = Network(spec, Path(workdir) if workdir is not None else None)
+    failure: BuildError | None = None
     try:
-        net.start()
-        yield net
+        try:
+            net.start()
+        except Exception as exc:  # Mininet, ovs-vsctl, a daemon: named by the step under way
+            import traceback
+
+            if isinstance(exc, BuildError):
+                failure = exc
+            else:
+                what, node = net.step
+                failure = BuildError(what, node, f"{type(exc).__name__}: {exc}")
+            net.log(f"== build failed: {failure}\n{traceback.format_exc()}")
+            failure = failure.with_log(str(keep_log(net)))
+        if failure is None:
+            yield net
     finally:
         net.stop()
+    if failure is not None:
+        raise failure
+
+
+def keep_log(net: Any) -> Path:
+    """Where the build log will be after teardown: in the work directory, or — when that
+    directory is private and removed at teardown — a copy in /var/log/mcastlab/."""
+    import shutil
+
+    from topologies.net import FAILED_LOG_DIR
+
+    if not net.private_workdir:
+        return Path(net.build_log)
+    FAILED_LOG_DIR.mkdir(parents=True, exist_ok=True)
+    kept = FAILED_LOG_DIR / f"build-{net.tag}.log"
+    shutil.copyfile(net.build_log, kept)
+    return kept

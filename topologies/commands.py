@@ -91,19 +91,31 @@ def cmd_probe(args: argparse.Namespace) -> int:
         return 2
     try:
         with topologies.build(spec) as net:
-            net.wait_converged(args.timeout)
-            reach = probe.reachability(net)
-            result = probe.probe(net, args.sender, members, count=args.count, rate=args.rate,
-                                 ttl=args.ttl)
-    except topologies.ConvergenceError as exc:
+            try:
+                net.wait_converged(args.timeout)
+                report = probe.reachability_report(net)
+                result = probe.probe(net, args.sender, members, count=args.count,
+                                     rate=args.rate, ttl=args.ttl)
+            except (topologies.ConvergenceError, topologies.BuildError):
+                raise
+            except Exception as exc:  # one line, never a traceback; the network comes down
+                raise topologies.BuildError("probing", "-", f"{type(exc).__name__}: {exc}",
+                                            None) from exc
+    except (topologies.ConvergenceError, topologies.BuildError) as exc:
         print(f"mcastlab probe: {exc}", file=sys.stderr)
         return 1
+    reach = report["unreachable"]
     result["unicast_unreachable"] = reach
-    ok = result["ok"] and not any(reach.values())
+    result["unicast_coverage"] = {k: report[k] for k in ("coverage", "pairs_checked",
+                                                        "pairs_total", "not_checked", "seconds")}
+    ok = result["ok"] and not any(reach.values()) and not report["not_checked"]
     if args.json:
         print(json.dumps(result, indent=2, default=str))
     else:
         print(probe.format_table(result, reach))
+        print(f"unicast coverage: {report['coverage']}, {report['seconds']:g} s"
+              + (f"; {len(report['not_checked'])} pairs not checked before the deadline"
+                 if report["not_checked"] else ""))
     return 0 if ok else 1
 
 

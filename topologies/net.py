@@ -6,6 +6,16 @@ OVS bridge or interface can ever be touched, and killing a node's recorded proce
 removes its namespace and links. Switch names still carry the testbed tag (``mk3zs1``)
 so Mininet's delete-before-create calls cannot match anything of another testbed.
 Every process is recorded in the ledger (pid + start time) the moment it exists.
+
+Commands reach a node two ways. Mininet's ``node.cmd`` writes the command line into the
+node's shell through a pty, and a pty in canonical mode holds at most 4095 bytes per line
+(the kernel's N_TTY_BUF_SIZE, 4096, less the newline): anything longer is cut silently,
+which is how a 40-host bridge start once reached the shell as ``... master m5``. So every
+command longer than :data:`PTY_LINE_MAX` (Mininet's own included: the check sits in the
+node class) goes through argv instead (``mnexec -a PID sh -c ...``, up to 128 KiB per
+argument), and scripts longer than that through a file. Build steps run as one script per
+node whose exit status is checked (:meth:`Network.sh`); a failing step raises
+:class:`~topologies.spec.BuildError` naming the step, the node and ``build.log``.
 """
 
 from __future__ import annotations
@@ -26,7 +36,21 @@ from mcastlab.ledger import Ledger
 from mcastlab.paths import STATE_DIR
 from multicast import snooping
 from topologies import shaping
-from topologies.spec import ConvergenceError, Spec, TopologyParamError
+from topologies.spec import BuildError, ConvergenceError, Spec, TopologyParamError
+
+# The longest command sent through a node's pty. A canonical-mode pty line holds 4096
+# bytes with its newline; Mininet appends up to ~30 bytes (a pid printf for `&`
+# commands, `mnexec -p`). Longer commands go through argv.
+PTY_LINE_MAX = 4000
+# Longest script passed as one argv string (the kernel's MAX_ARG_STRLEN is 128 KiB);
+# longer ones are written to a file in the work directory and run from there.
+ARGV_SCRIPT_MAX = 100_000
+# Where a failed build's log is kept when its work directory was private and removed.
+FAILED_LOG_DIR = Path("/var/log/mcastlab")
+# Test hook (tests/network/test_build_errors_netns.py): the node named here gets one real
+# command that fails (bringing up a device that does not exist) in its configuration.
+_TEST_FAIL_ON = os.environ.get("MCASTLAB_TEST_FAIL_ON", "")
+_RC_MARK = "mcastlab-rc="
 
 
 class Network:
@@ -37,6 +61,7 @@ class Network:
         self.ledger = Ledger.create(state_dir)
         self.tag = self.ledger.tag
         self.private = state_dir / self.tag  # OVS databases and sockets
+        self.private_workdir = workdir is None  # removed at teardown
         if workdir is None:
             # Fresh and private (mkdtemp: 0700, never an existing path), so no local user
             # can plant a symlink there for root to write or delete through.
@@ -46,6 +71,8 @@ class Network:
         if self.workdir.is_symlink():
             raise RuntimeError(f"work directory {self.workdir} is a symlink; refusing to use it")
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.build_log = self.workdir / "build.log"
+        self.step: tuple[str, str] = ("creating the nodes", "-")  # (what, node) under way
         self.hosts: list[str] = list(spec.hosts)
         self.routers: list[str] = list(spec.routers)
         self.switches: list[str] = list(spec.switches)
@@ -94,8 +121,43 @@ class Network:
         return proc
 
     def cmd(self, node: str, command: str) -> str:
-        """Run a short shell command in `node` and return its output (not recorded: it ends)."""
+        """Run a shell command in `node` and return its output (stdout and stderr).
+
+        Through the node's pty when short, through argv when longer than PTY_LINE_MAX
+        (see the module's docstring); recorded in the ledger in the second case."""
         return self.node(node).cmd(command)
+
+    def log(self, text: str) -> None:
+        """Append `text` to the build log (``build.log`` in the work directory)."""
+        with self.build_log.open("a") as f:
+            f.write(text.rstrip("\n") + "\n")
+
+    def sh(self, node: str, lines: Sequence[str], what: str) -> str:
+        """Run `lines` in `node` as one script that stops at the first failing line.
+
+        Raises BuildError naming `what`, the node and the build log (which gets the
+        script and its output); returns the output otherwise.
+
+        >>> # net.sh("h1", ["ip link set lo up", "ip addr add 10.0.0.1/24 dev h1-eth0"],
+        >>> #        "configuring the host")
+        """
+        self.step = (what, node)
+        script = "\n".join(lines)
+        if len(script.encode()) > ARGV_SCRIPT_MAX:
+            path = self.workdir / f"script_{node}_{len(list(self.workdir.glob('script_*')))}.sh"
+            path.write_text(script + "\n")
+            script = f". {shlex.quote(str(path))}"
+        # A subshell with -e: the first failing line ends it; its status follows a marker.
+        body = "; ".join(script.splitlines()) if len(script) <= PTY_LINE_MAX else script
+        out = self.cmd(node, f"( set -e; {body} ) 2>&1; echo {_RC_MARK}$?")
+        text = out.replace("\r", "")
+        head, _, tail = text.rpartition(_RC_MARK)
+        rc = tail.strip().split()[0] if tail.strip() else "?"
+        self.log(f"== {node}: {what} (exit {rc})\n{script}\n{head.strip()}")
+        if rc != "0":
+            detail = head.strip().splitlines()[-1] if head.strip() else f"exit status {rc}"
+            raise BuildError(what, node, detail, str(self.build_log))
+        return head
 
     def run(self, node: str, argv: Sequence[str],
             timeout: float = 30) -> subprocess.CompletedProcess:
@@ -124,6 +186,7 @@ class Network:
                 run_dir = self.workdir / f"run_{name}"
                 run_dir.mkdir(parents=True, exist_ok=True)
                 opts["privateDirs"] = [("/var/run", str(run_dir))]
+            self.step = ("creating the node", name)
             n = _gated_node(self.ledger, name)(self.real_name(name), **opts)
             self._nodes[name] = n
         if spec.params.get("cpu"):
@@ -143,6 +206,7 @@ class Network:
         from mininet.link import Link, TCIntf
         from mininet.log import lg
 
+        self.step = (f"creating the link {a}-{b}", a)
         params: dict[str, Any] = shaping.link_params(self.spec.params)
         if params:
             params["intf"] = TCIntf
@@ -228,7 +292,7 @@ class Network:
                 lines.append(f"ip link set {intf} up")
                 lines.append(f"echo {igmp} > /proc/sys/net/ipv4/conf/{intf}/force_igmp_version")
                 if self._offload_off():
-                    lines.append(f"ethtool -K {intf} tx off rx off >/dev/null 2>&1")
+                    lines.append(f"ethtool -K {intf} tx off rx off >/dev/null 2>&1 || true")
             if name in spec.hosts:
                 lines.append(f"ip route add 224.0.0.0/4 dev {name}-eth0")
                 if name in spec.gateways:
@@ -239,9 +303,9 @@ class Network:
                     lines.append(f"sysctl -qw net.ipv4.conf.{intf}.rp_filter=0")
                 for dst, via in spec.routes.get(name, []):
                     lines.append(f"ip route add {dst} via {via}")
-            out = self.cmd(name, "; ".join(lines))
-            if "rror" in out or "annot" in out:
-                raise RuntimeError(f"configuring {name} failed: {out.strip()}")
+            if name == _TEST_FAIL_ON:
+                lines.append("ip link set dev mcl-injected up")  # really fails: no such device
+            self.sh(name, lines, f"configuring {'host' if name in spec.hosts else 'router'}")
 
     def _start_switch(self, sw: str) -> None:
         p = self.spec.params
@@ -255,20 +319,22 @@ class Network:
             # Router ports get all multicast (smcroute sends no PIM hello/query to learn from).
             lines += [f"bridge link set dev {port} mcast_router 2"
                       for port, peer in self._ports[sw] if peer in self.spec.routers]
-            # Through argv, not the node's shell: a pty line holds at most 4095 bytes, and
-            # with 40 hosts or more the joined command was cut ("Cannot find device m5").
-            res = self.run(sw, ["sh", "-c", "; ".join(lines)], timeout=60)
-            out = (res.stdout + res.stderr).strip()
-            if res.returncode != 0 or out:
-                raise RuntimeError(f"starting bridge {sw} failed: {out or res.returncode}")
+            if sw == _TEST_FAIL_ON:
+                lines.append("ip link set dev mcl-injected up")
+            # One script of 3 + N lines: longer than a pty line from ~40 ports on, so
+            # Network.sh sends it through argv (see the module's docstring).
+            self.sh(sw, lines, "starting the Linux bridge")
             self.querier_ready_at[sw] = time.monotonic() + snooping.bridge_querier_delay(
                 p["snooping"], p["querier"])
         else:
             from topologies.ovs import OvsInstance
 
-            for port in ports:
-                self.cmd(sw, f"ethtool -K {port} tx off rx off >/dev/null 2>&1; "
-                             f"ip link set {port} up")
+            lines = [f"ethtool -K {port} tx off rx off >/dev/null 2>&1 || true; "
+                     f"ip link set {port} up" for port in ports]
+            if sw == _TEST_FAIL_ON:
+                lines.append("ip link set dev mcl-injected up")
+            self.sh(sw, lines, "preparing the OVS ports")
+            self.step = ("starting Open vSwitch", sw)
             inst = OvsInstance(self, sw, self.private / f"ovs-{sw}")
             self._ovs[sw] = inst
             inst.start()
@@ -284,6 +350,7 @@ class Network:
             from multicast.pimd import Pimd
 
             for r in self.spec.routers:
+                self.step = ("starting pimd", r)
                 d = Pimd(self, r)
                 d.start()
                 self.daemons[r] = d
@@ -291,6 +358,7 @@ class Network:
             from multicast.smcroute import Smcroute
 
             for r in self.spec.routers:
+                self.step = ("starting smcroute", r)
                 d = Smcroute(self, r)
                 d.start()
                 self.daemons[r] = d
@@ -396,7 +464,37 @@ def _gated_node(ledger: Ledger, logical: str) -> Any:
             params.pop("close_fds", None)  # the gate passes its pipe: close_fds is forced on
             return ledger.spawn(cmd, logical, "shell", **params)
 
+        def cmd(self, *args: Any, **kwargs: Any) -> str:
+            """Mininet's cmd, except that a command too long for the pty (or of several
+            lines) runs through argv in this node's namespaces: never cut, never split."""
+            line = _command_line(args)
+            if len(line.encode()) <= PTY_LINE_MAX and "\n" not in line:
+                return str(super().cmd(*args, **kwargs))
+            proc = ledger.spawn(["mnexec", "-a", str(self.pid), "sh", "-c", line], logical, "sh",
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+            out, _ = proc.communicate()
+            return str(out)
+
+        def sendCmd(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (Mininet's name)
+            line = _command_line(args)
+            if len(line.encode()) > PTY_LINE_MAX:
+                raise BuildError("sending a command to the node's shell", logical,
+                                 f"{len(line)} bytes is longer than a pty line "
+                                 f"({PTY_LINE_MAX}); it would be cut: {line[:60]}...")
+            super().sendCmd(*args, **kwargs)
+
     return GatedNode
+
+
+def _command_line(args: Sequence[Any]) -> str:
+    """The command line Mininet's sendCmd would write for `args` (a string, a list, or
+    several words)."""
+    if len(args) == 1 and isinstance(args[0], list):
+        args = args[0]
+    if len(args) == 1 and isinstance(args[0], str):
+        return args[0]
+    return " ".join(str(a) for a in args)
 
 
 def check_buildable(spec: Spec) -> None:
@@ -420,4 +518,4 @@ def wait_for(predicate: Any, timeout: float, interval: float = 0.05) -> bool:
     return bool(predicate())
 
 
-__all__ = ["ConvergenceError", "Network", "check_buildable"]
+__all__ = ["BuildError", "ConvergenceError", "Network", "check_buildable"]

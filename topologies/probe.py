@@ -6,34 +6,131 @@ topology, probes, and tears it down.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
-import select
 import subprocess
 import sys
 import time
 from typing import Any
+
+from topologies.spec import BuildError
 
 GROUP = "239.1.2.3"
 PORT = 5000
 PRIME_WAIT_S = 6.0  # > pimd's spt-threshold interval (5 s)
 
 
-def reachability(net: Any) -> dict[str, list[str]]:
-    """{host: [hosts it could NOT ping]} for every ordered pair (pings run in parallel)."""
-    result: dict[str, list[str]] = {}
-    procs = {}
-    for h in net.hosts:
-        targets = " ".join(net.host_ip(o) for o in net.hosts if o != h)
-        script = (f"for ip in {targets}; do (ping -c1 -W2 -q $ip >/dev/null 2>&1 || "
-                  "ping -c1 -W2 -q $ip >/dev/null 2>&1 || echo $ip) & done; wait")
-        procs[h] = net.popen(h, ["sh", "-c", script], stdout=subprocess.PIPE, text=True)
-    by_ip = {net.host_ip(h): h for h in net.hosts}
-    for h, p in procs.items():
-        out, _ = p.communicate(timeout=30)
-        result[h] = sorted(by_ip[ip] for ip in out.split())
-    return result
+# Reachability checks every ordered pair up to this many pairs (16 hosts: 240); above it,
+# each host pings the hosts at a few fixed offsets (every host sends and answers the same
+# number), so the work grows with the hosts, not with their square.
+ALL_PAIRS_MAX = 240
+SAMPLE_OFFSETS = 4
+REACH_ROUND_S = 2.0  # how long one round waits for its replies (ping -W2, as before)
+
+
+def ping_plan(n: int) -> list[tuple[int, int]]:
+    """Ordered (source, target) index pairs to ping among `n` hosts.
+
+    Every pair while n*(n-1) <= ALL_PAIRS_MAX; otherwise each host i pings i+d (mod n) for
+    d in 1, n/4, n/2, 3n/4 — neighbours and far hosts, so pairs cross segments of a routed
+    domain (whose hosts are numbered segment by segment).
+
+    >>> len(ping_plan(16)), len(ping_plan(150)), ping_plan(150)[:4]
+    (240, 600, [(0, 1), (0, 37), (0, 75), (0, 112)])
+    >>> ping_plan(1)
+    []
+    """
+    if n * (n - 1) <= ALL_PAIRS_MAX:
+        return [(i, j) for i in range(n) for j in range(n) if i != j]
+    offsets = sorted({1, *(n * k // SAMPLE_OFFSETS for k in range(1, SAMPLE_OFFSETS))} - {0})
+    return [(i, (i + d) % n) for i in range(n) for d in offsets]
+
+
+def reachability_report(net: Any, deadline_s: float = 60.0) -> dict[str, Any]:
+    """Unicast reachability, bounded: no process at all (one raw ICMP socket per host,
+    opened in its namespace from this process), at most one echo in flight per host,
+    rounds of at most REACH_ROUND_S, a missed echo retried once, everything within
+    `deadline_s`.
+
+    Returns {"unreachable": {host: [targets that never answered]}, "pairs_checked",
+    "pairs_total", "coverage": one sentence, "not_checked": pairs the deadline cut,
+    "seconds"}.
+    """
+    import selectors
+    import socket
+
+    from topologies import nsock
+
+    t0 = time.monotonic()
+    hosts = list(net.hosts)
+    n = len(hosts)
+    plan = ping_plan(n)
+    socks = {i: nsock.socket_in(net.node(h).pid, socket.AF_INET, socket.SOCK_RAW,
+                                socket.IPPROTO_ICMP) for i, h in enumerate(hosts)}
+    sel = selectors.DefaultSelector()
+    for i, s in socks.items():
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ, i)
+    by_src: dict[int, list[int]] = {}
+    for i, j in plan:
+        by_src.setdefault(i, []).append(j)
+    answered: set[tuple[int, int]] = set()
+    tried: set[tuple[int, int]] = set()
+    deadline = t0 + deadline_s
+    try:
+        rounds = max((len(v) for v in by_src.values()), default=0)
+        todo = [[(i, by_src[i][r]) for i in by_src if r < len(by_src[i])] for r in range(rounds)]
+        for attempt in range(2):
+            for pairs in todo:
+                pairs = [pq for pq in pairs if pq not in answered]
+                if not pairs or time.monotonic() >= deadline:
+                    continue
+                for i, j in pairs:
+                    tried.add((i, j))
+                    # ident = source index, seq = target index: a reply names its pair.
+                    pkt = nsock.echo_request(i, j + (attempt << 15))
+                    with contextlib.suppress(OSError):  # no route: simply unanswered
+                        socks[i].sendto(pkt, (net.host_ip(hosts[j]), 0))
+                waiting = set(pairs)
+                stop = min(deadline, time.monotonic() + REACH_ROUND_S)
+                while waiting and time.monotonic() < stop:
+                    for key, _ in sel.select(timeout=max(0.0, stop - time.monotonic())):
+                        i = key.data
+                        while True:
+                            try:
+                                data = key.fileobj.recv(65535)  # type: ignore[union-attr]
+                            except BlockingIOError:
+                                break
+                            got = nsock.parse_echo_reply(data)
+                            if got and got[0] == i:
+                                pair = (i, got[1] & 0x7FFF)
+                                answered.add(pair)
+                                waiting.discard(pair)
+            todo = [[pq for pq in pairs if pq not in answered] for pairs in todo]
+    finally:
+        sel.close()
+        for s in socks.values():
+            s.close()
+    unreachable: dict[str, list[str]] = {h: [] for h in hosts}
+    for i, j in sorted(tried - answered):
+        unreachable[hosts[i]].append(hosts[j])
+    not_checked = sorted(set(plan) - tried)
+    total = n * (n - 1)
+    coverage = (f"all {total} ordered host pairs" if len(plan) == total else
+                f"{len(plan)} of {total} ordered host pairs (each host pinged "
+                f"{len(plan) // max(n, 1)} others at fixed offsets and answered as many)")
+    return {"unreachable": unreachable, "pairs_checked": len(tried), "pairs_total": total,
+            "coverage": coverage,
+            "not_checked": [[hosts[i], hosts[j]] for i, j in not_checked],
+            "seconds": round(time.monotonic() - t0, 3)}
+
+
+def reachability(net: Any, deadline_s: float = 60.0) -> dict[str, list[str]]:
+    """{host: [hosts it could NOT ping]} over :func:`ping_plan`'s pairs (see
+    :func:`reachability_report` for the coverage)."""
+    return dict(reachability_report(net, deadline_s)["unreachable"])
 
 
 def _port_counters(net: Any) -> dict[str, dict[str, int]]:
@@ -48,9 +145,95 @@ def _port_counters(net: Any) -> dict[str, dict[str, int]]:
     return out
 
 
-def _read_line(proc: subprocess.Popen, timeout: float) -> str:
-    ready, _, _ = select.select([proc.stdout], [], [], timeout)
-    return proc.stdout.readline().strip() if ready else ""
+class Receivers:
+    """Every non-sender host's receiving side, as sockets in the hosts' namespaces held by
+    this process (no process per host): an AF_PACKET socket counts the probe's frames on
+    the host's interface (`wire`: a flooded non-member is counted although its kernel
+    drops them) and, on members, a joined UDP socket counts `delivered` datagrams. One
+    thread reads them all until :meth:`stop`.
+    """
+
+    def __init__(self, net: Any, hosts: list[str], members: set[str], group: str,
+                 run_id: int) -> None:
+        import selectors
+        import socket
+        import threading
+
+        from multicast import probe_agent as pa
+        from topologies import nsock
+
+        self.group, self.run_id = group, run_id
+        self.wire: dict[str, set[int]] = {h: set() for h in hosts}
+        self.delivered: dict[str, set[int]] = {h: set() for h in hosts if h in members}
+        self._sel = selectors.DefaultSelector()
+        self._socks: list[Any] = []
+        self._stop = threading.Event()
+        try:
+            for h in hosts:
+                pid = net.node(h).pid
+                iface = f"{h}-eth0"
+                raw = nsock.socket_in(pid, socket.AF_PACKET, socket.SOCK_DGRAM,
+                                      socket.htons(pa.ETH_P_IP))
+                self._socks.append(raw)
+                raw.bind((iface, pa.ETH_P_IP))
+                raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+                raw.setblocking(False)
+                self._sel.register(raw, selectors.EVENT_READ, (h, "wire"))
+                if h in members:
+                    udp = nsock.socket_in(pid, socket.AF_INET, socket.SOCK_DGRAM,
+                                          socket.IPPROTO_UDP)
+                    self._socks.append(udp)
+                    udp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    udp.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+                    udp.bind((group, PORT))
+                    mreq = socket.inet_aton(group) + socket.inet_aton(net.host_ip(h))
+                    udp.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)
+                    udp.setblocking(False)
+                    self._sel.register(udp, selectors.EVENT_READ, (h, "delivered"))
+        except BaseException:
+            self.close()
+            raise
+        self._thread = threading.Thread(target=self._loop, name="probe-receivers", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        from multicast import probe_agent as pa
+
+        while not self._stop.is_set():
+            for key, _ in self._sel.select(timeout=0.1):
+                h, kind = key.data
+                while True:
+                    try:
+                        if kind == "wire":
+                            data, addr = key.fileobj.recvfrom(65535)  # type: ignore[union-attr]
+                            if addr[2] == pa.PACKET_OUTGOING:
+                                continue
+                            parsed = pa._udp_dport_and_payload(data)
+                            if not parsed or parsed[0] != self.group or parsed[1] != PORT:
+                                continue
+                            payload = parsed[2]
+                        else:
+                            payload = key.fileobj.recv(65535)  # type: ignore[union-attr]
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    if len(payload) < pa.HEADER.size:
+                        continue
+                    magic, run_id, seq = pa.HEADER.unpack_from(payload)
+                    if magic == pa.MAGIC and run_id == self.run_id:
+                        (self.wire if kind == "wire" else self.delivered)[h].add(seq)
+
+    def stop(self) -> dict[str, dict[str, int]]:
+        """Stop reading (after a last pass); {host: {"wire": n, "delivered": n}}."""
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self.close()
+        return {h: {"wire": len(w), "delivered": len(self.delivered.get(h, ()))}
+                for h, w in self.wire.items()}
+
+    def close(self) -> None:
+        self._sel.close()
+        for s in self._socks:
+            s.close()
 
 
 def expectations(net: Any, sender: str, members: list[str]) -> dict[str, dict[str, Any]]:
@@ -112,20 +295,23 @@ def probe(net: Any, sender: str, members: list[str], count: int = 1000, rate: fl
     agent = [sys.executable, "-m", "multicast.probe_agent"]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    receivers = {}
-    for h in net.hosts:
-        if h == sender:
-            continue
-        argv = [*agent, "recv", "--group", group, "--port", str(PORT), "--iface", f"{h}-eth0",
-                "--run-id", str(run_id)]
-        if h in members:
-            argv.append("--join")
-        receivers[h] = net.popen(h, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, env=env)
-    for h, proc in receivers.items():
-        if _read_line(proc, 15) != "ready":
-            raise RuntimeError(f"probe receiver on {h} did not start: {proc.stderr.read()[:300]}")
-    time.sleep(settle)  # let IGMP reports reach switches and routers
+    receivers = Receivers(net, [h for h in net.hosts if h != sender], set(members), group,
+                          run_id)
+    try:
+        return _probe(net, sender, members, count, rate, ttl, group, settle, prime, run_id,
+                      agent, env, receivers)
+    finally:
+        receivers.close()
+
+
+def _probe(net: Any, sender: str, members: list[str], count: int, rate: float, ttl: int,
+           group: str, settle: float, prime: int | None, run_id: int, agent: list[str],
+           env: dict[str, str], receivers: Receivers) -> dict[str, Any]:
+    from multicast import membership
+
+    # The members' joins must be in their snooping switches before the stream starts.
+    membership.wait(net, {h: [group] for h in members}, timeout=max(15.0, settle))
+    time.sleep(settle)  # routers: let pimd send its joins on its 5-second tick
     if prime is None:
         prime = 20 if net.routers else 0
     if prime:
@@ -145,21 +331,15 @@ def probe(net: Any, sender: str, members: list[str], count: int = 1000, rate: fl
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     out, err = snd.communicate(timeout=count / max(rate, 1) + 60)
     if snd.returncode != 0:
-        raise RuntimeError(f"probe sender on {sender} failed: {err.strip()[:300]}")
+        raise BuildError("the probe's multicast sender", sender, err.strip() or
+                         f"exit status {snd.returncode}")
     time.sleep(0.5)
+    got = receivers.stop()
     after = _port_counters(net)
     state = net.multicast_state()
     expect = expectations(net, sender, members)
     hosts: dict[str, Any] = {}
-    for h, proc in receivers.items():
-        proc.terminate()
-        line = ""
-        try:
-            text, _ = proc.communicate(timeout=10)
-            line = text.strip().splitlines()[-1] if text.strip() else ""
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        counts = json.loads(line) if line.startswith("{") else {"wire": -1, "delivered": -1}
+    for h, counts in got.items():
         e = expect[h]
         expected = count * e["share"]
         received = counts["delivered"] if e["member"] else counts["wire"]

@@ -37,6 +37,10 @@ from topologies.spec import (
 )
 
 MAX_PIM_INTERFACES = 31  # 32 kernel VIFs, one taken by pimreg
+# All segments together hold at most as many hosts as the largest LAN: every host is a
+# namespace with its shell, and 250 is the largest size the tests build and probe
+# (tests/network/test_sizes_netns.py); 60 routers x 100 hosts would be 6,000.
+MAX_TOTAL_HOSTS = 250
 
 _ROUTED_OVERRIDES = {"snooping": False, "querier": False}
 
@@ -68,6 +72,11 @@ def plan(params: dict[str, Any]) -> Spec:
     """Resolve parameters into hosts, segments, router links, addresses and static routes."""
     p = parse_params("routed", PARAMS, params)
     n_routers, hosts_per = p["routers"], p["hosts"]
+    if n_routers * hosts_per > MAX_TOTAL_HOSTS:
+        raise TopologyParamError(
+            f"topology routed: routers x hosts = {n_routers} x {hosts_per} = "
+            f"{n_routers * hosts_per} hosts; allowed: at most {MAX_TOTAL_HOSTS} hosts in all "
+            f"(e.g. hosts <= {MAX_TOTAL_HOSTS // n_routers} with {n_routers} routers)")
     routers = [f"r{i}" for i in range(1, n_routers + 1)]
     if p["shape"] == "ring" and n_routers < 3:
         raise TopologyParamError(

@@ -167,3 +167,38 @@ def test_clean_removes_dead_owners_entries_and_skips_live_ones(tmp_path: Path) -
         if victim.poll() is None:
             victim.kill()
         live.path.unlink()
+
+
+def test_routed_beyond_its_host_bound_is_refused_with_the_reason() -> None:
+    with pytest.raises(TopologyParamError, match=r"60 x 100 = 6000 hosts.*at most 250"):
+        topologies.resolve("routed", {"routers": 60, "hosts": 100})
+    assert len(topologies.resolve("routed", {"routers": 2, "hosts": 100}).hosts) == 200
+    assert len(topologies.resolve("routed", {"routers": 60, "hosts": 4}).hosts) == 240
+
+
+def test_ping_plan_covers_every_host_as_sender_and_target() -> None:
+    from collections import Counter
+
+    from topologies.probe import ALL_PAIRS_MAX, ping_plan
+
+    for n in (2, 16, 17, 40, 150, 250):
+        plan = ping_plan(n)
+        assert len(set(plan)) == len(plan) and all(i != j for i, j in plan)
+        sent, answered = Counter(i for i, _ in plan), Counter(j for _, j in plan)
+        assert set(sent) == set(answered) == set(range(n))
+        if n * (n - 1) <= ALL_PAIRS_MAX:
+            assert len(plan) == n * (n - 1)
+        else:  # bounded: a fixed number per host, not n - 1
+            assert max(sent.values()) == max(answered.values()) == 4
+
+
+
+def test_a_build_error_is_one_bounded_line_naming_step_node_and_log() -> None:
+    from topologies.spec import BuildError
+
+    detail = "RTNETLINK answers: File exists\n" + "x" * 2000
+    e = BuildError("starting the Linux bridge", "s1", detail).with_log("/tmp/b.log")
+    text = str(e)
+    assert "\n" not in text and len(text) < 400
+    assert text.startswith("starting the Linux bridge failed on s1: RTNETLINK answers")
+    assert text.endswith("(log: /tmp/b.log)")
