@@ -332,3 +332,17 @@ def test_udp_counters_parse_and_delta() -> None:
     assert list(d) == ["h1"]  # a host read only once has no change to report
     assert d["h1"]["InDatagrams"] == 500 and d["h1"]["RcvbufErrors"] == 3
     assert d["h1"]["SndbufErrors"] == 0
+
+
+def test_spread_scenario_puts_one_participant_per_host_at_75x75() -> None:
+    import topologies
+    from experiments import matrix
+    from experiments.placement import per_host
+
+    sc = parse(paths.EXPERIMENTS_DIR / "seed003-spread.toml")
+    specs = {v: topologies.resolve(sc.topology.name, p) for v, p in sc.topology.resolved().items()}
+    runs = matrix.expand(sc, _hosts(sc, specs))
+    at75 = {r["topology_variant"]: per_host(r["placement"]) for r in runs
+            if r["publishers"] == 75}
+    assert set(at75["spread"].values()) == {1} and len(at75["spread"]) == 150
+    assert sorted(at75["vm4"].values()) == [37, 37, 38, 38]

@@ -1,4 +1,5 @@
-"""Acceptance 7 figures: lan build+teardown time and routed convergence time (run as root).
+"""Acceptance 7 figures: lan build+teardown time (4 and 150 hosts, both switch kinds) and routed
+convergence time (run as root).
 
     .venv/bin/python tests/network/bench_build.py [--repeat 3]
 
@@ -22,6 +23,18 @@ def lan_build_teardown() -> float:
     with topologies.build(spec):
         pass
     return time.monotonic() - t
+
+
+def big_lan(switch: str, hosts: int = 150) -> tuple[float, float]:
+    """(build, teardown) seconds of a `hosts`-host LAN, snooping and querier on."""
+    spec = topologies.resolve("lan", {"hosts": hosts, "switch": switch, "snooping": "on",
+                                      "querier": "on"})
+    t0 = time.monotonic()
+    ctx = topologies.build(spec)
+    ctx.__enter__()
+    t1 = time.monotonic()
+    ctx.__exit__(None, None, None)
+    return t1 - t0, time.monotonic() - t1
 
 
 def bare_nodes(n: int) -> float:
@@ -68,6 +81,15 @@ def main() -> None:
     print(f"lan 4 hosts build+teardown: median {m_lan:.2f} s "
           f"(runs {', '.join(f'{x:.2f}' for x in lan)}); reference 5 bare nodes "
           f"{m_ref:.2f} s; ratio {m_lan / m_ref:.1f}")
+    ref150 = [bare_nodes(151) for _ in range(args.repeat)]  # 150 hosts + the switch
+    m_ref150 = statistics.median(ref150)
+    for switch in ("linuxbridge", "ovs"):
+        runs = [big_lan(switch) for _ in range(args.repeat)]
+        b = statistics.median(r[0] for r in runs)
+        d = statistics.median(r[1] for r in runs)
+        print(f"lan 150 hosts on {switch} (snooping, querier): build median {b:.2f} s, "
+              f"teardown {d:.2f} s (builds {', '.join(f'{r[0]:.2f}' for r in runs)}); "
+              f"reference 151 bare nodes {m_ref150:.2f} s; ratio {(b + d) / m_ref150:.1f}")
     build, conv, down = routed_converge()
     print(f"routed 4 routers x 20 hosts (pimd, static RP): build {build:.2f} s, "
           f"converged after {conv:.2f} s more, teardown {down:.2f} s")
