@@ -136,10 +136,8 @@ class Network:
         """Run `lines` in `node` as one script that stops at the first failing line.
 
         Raises BuildError naming `what`, the node and the build log (which gets the
-        script and its output); returns the output otherwise.
-
-        >>> # net.sh("h1", ["ip link set lo up", "ip addr add 10.0.0.1/24 dev h1-eth0"],
-        >>> #        "configuring the host")
+        script and its output); returns the output otherwise. Example:
+        ``net.sh("h1", ["ip link set lo up", "ip link set h1-eth0 up"], "configuring host")``
         """
         self.step = (what, node)
         script = "\n".join(lines)
@@ -151,8 +149,10 @@ class Network:
         body = "; ".join(script.splitlines()) if len(script) <= PTY_LINE_MAX else script
         out = self.cmd(node, f"( set -e; {body} ) 2>&1; echo {_RC_MARK}$?")
         text = out.replace("\r", "")
-        head, _, tail = text.rpartition(_RC_MARK)
-        rc = tail.strip().split()[0] if tail.strip() else "?"
+        head, mark, tail = text.rpartition(_RC_MARK)
+        rc = tail.split()[0] if mark and tail.split() else "?"  # "?": the shell never said
+        if not mark:
+            head = text
         self.log(f"== {node}: {what} (exit {rc})\n{script}\n{head.strip()}")
         if rc != "0":
             detail = head.strip().splitlines()[-1] if head.strip() else f"exit status {rc}"
@@ -476,7 +476,7 @@ def _gated_node(ledger: Ledger, logical: str) -> Any:
             out, _ = proc.communicate()
             return str(out)
 
-        def sendCmd(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (Mininet's name)
+        def sendCmd(self, *args: Any, **kwargs: Any) -> None:
             line = _command_line(args)
             if len(line.encode()) > PTY_LINE_MAX:
                 raise BuildError("sending a command to the node's shell", logical,

@@ -223,17 +223,21 @@ class Receivers:
                         (self.wire if kind == "wire" else self.delivered)[h].add(seq)
 
     def stop(self) -> dict[str, dict[str, int]]:
-        """Stop reading (after a last pass); {host: {"wire": n, "delivered": n}}."""
-        self._stop.set()
-        self._thread.join(timeout=10)
+        """Stop reading; {host: {"wire": n, "delivered": n}}."""
         self.close()
         return {h: {"wire": len(w), "delivered": len(self.delivered.get(h, ()))}
                 for h, w in self.wire.items()}
 
     def close(self) -> None:
+        """End the reading thread, then close the sockets (idempotent)."""
+        self._stop.set()
+        thread = getattr(self, "_thread", None)
+        if thread is not None:
+            thread.join(timeout=10)
         self._sel.close()
         for s in self._socks:
             s.close()
+        self._socks = []
 
 
 def expectations(net: Any, sender: str, members: list[str]) -> dict[str, dict[str, Any]]:
