@@ -68,9 +68,14 @@ class OvsInstance:
         return res.stdout
 
     def appctl(self, *args: str) -> str:
+        """Output of `ovs-appctl` against this instance; RuntimeError (with OVS's message)
+        when it fails: an error must never read as an empty table."""
         res = subprocess.run(["ovs-appctl", "-t", str(self.vswitchd_ctl), *args],
                              capture_output=True, text=True, env=self.env, check=False,
                              timeout=30)
+        if res.returncode != 0:
+            raise RuntimeError(f"ovs-appctl {' '.join(args)} failed for {self.switch}: "
+                               f"{(res.stderr or res.stdout).strip()}")
         return res.stdout
 
     def add_bridge(self, name: str, ports: list[str], datapath: str, settings: list[str]) -> None:
@@ -81,20 +86,22 @@ class OvsInstance:
         self.vsctl(*args)
         self.net.cmd(self.switch, f"ip link set {name} up")
 
-    def readback(self, name: str, rename: dict[str, str]) -> dict[str, Any]:
+    def readback(self, bridge: str, rename: dict[str, str]) -> dict[str, Any]:
         """Snooping settings as stored, and the learnt group table (ports by logical name)."""
-        snoop = self.vsctl("get", "bridge", name, "mcast_snooping_enable").strip()
-        other = self.vsctl("get", "bridge", name, "other_config").strip()
+        snoop = self.vsctl("get", "bridge", bridge, "mcast_snooping_enable").strip()
+        other = self.vsctl("get", "bridge", bridge, "other_config").strip()
         # One call for every port (one per port cost ~1.5 s per read-back at 150 ports).
         listing = self.vsctl("-f", "csv", "--no-headings", "--columns=name,ofport",
                              "list", "interface")
         ofports = {}
         for line in listing.splitlines():
-            name, _, ofport = line.partition(",")
-            name = name.strip().strip('"')
-            if name in rename:
-                ofports[ofport.strip()] = rename[name]
-        raw = self.appctl("mdb/show", name)
+            iface, _, ofport = line.partition(",")
+            iface = iface.strip().strip('"')
+            if iface in rename:
+                ofports[ofport.strip()] = rename[iface]
+        # With snooping off OVS keeps no table (mdb/show fails: "multicast snooping is
+        # disabled"); with it on, a failure raises rather than reading as "no members".
+        raw = self.appctl("mdb/show", bridge) if snoop == "true" else ""
         mdb = {g: [ofports.get(p, p) for p in ps]
                for g, ps in snooping.parse_ovs_mdb(raw).items()}
         return {"kind": "ovs", "settings": {"mcast_snooping_enable": snoop,
