@@ -47,6 +47,14 @@ PTY_LINE_MAX = 4000
 ARGV_SCRIPT_MAX = 100_000
 # Where a failed build's log is kept when its work directory was private and removed.
 FAILED_LOG_DIR = Path("/var/log/mcastlab")
+# The kernel's IPv4 neighbour (ARP) table is one table for every network namespace of the
+# machine, and so are its limits (net.ipv4.neigh.default.gc_thresh2/3, 512/1024 by
+# default): past gc_thresh3 a new entry is refused ("neighbor table overflow") and the
+# packet that needed it is dropped. 250 hosts pinging 4 others each need ~1,750 entries;
+# hosts that all talk to each other, 250 x 249. See Network._neighbour_room.
+NEIGH_SYSCTL = Path("/proc/sys/net/ipv4/neigh/default")
+NEIGH_STAT = Path("/proc/net/stat/arp_cache")
+NEIGH_MARGIN = 1024  # room left for the rest of the machine
 # Test hook (tests/network/test_build_errors_netns.py): the node named here gets one real
 # command that fails (bringing up a device that does not exist) in its configuration.
 _TEST_FAIL_ON = os.environ.get("MCASTLAB_TEST_FAIL_ON", "")
@@ -86,6 +94,7 @@ class Network:
         self.querier_ready_at: dict[str, float] = {}  # switch -> monotonic time
         self.cpu: Any = None  # topologies.cpulimit.CpuLimits when hosts are CPU-limited
         self.shaping: dict[str, Any] = {}  # read back after building (topologies.shaping)
+        self.neighbours: dict[str, Any] = {}  # the ARP table's room (see _neighbour_room)
 
     # --- naming -----------------------------------------------------------------------
     def real_name(self, node: str) -> str:
@@ -179,6 +188,7 @@ class Network:
     # --- build ------------------------------------------------------------------------
     def start(self) -> None:
         spec = self.spec
+        self.neighbours = self._neighbour_room()
         for name in [*spec.switches, *spec.routers, *spec.hosts]:
             opts: dict[str, Any] = {"inNamespace": True}
             if name in spec.routers:
@@ -201,6 +211,31 @@ class Network:
         for sw in spec.switches:
             self._start_switch(sw)
         self._start_daemons()
+
+    def _neighbour_room(self) -> dict[str, Any]:
+        """Make the machine-wide ARP table hold every entry this network can need.
+
+        The limits are global (one table for all namespaces; see NEIGH_SYSCTL), so they are
+        raised — never lowered, and left raised: another testbed may be relying on them —
+        to the entries in use now + :func:`neighbour_need` + NEIGH_MARGIN. Returns the
+        manifest's record (before/after values), also written to the build log.
+        """
+        self.step = ("making room in the neighbour (ARP) table", "-")
+        need = neighbour_need(self.spec)
+        before = {k: int((NEIGH_SYSCTL / k).read_text()) for k in ("gc_thresh2", "gc_thresh3")}
+        in_use = neighbour_entries()
+        target = in_use + need + NEIGH_MARGIN
+        after = dict(before)
+        for key in ("gc_thresh3", "gc_thresh2"):  # thresh3 first: thresh2 <= thresh3
+            if before[key] < target:
+                (NEIGH_SYSCTL / key).write_text(f"{target}\n")
+                after[key] = int((NEIGH_SYSCTL / key).read_text())
+        record = {"needed": need, "in_use_before": in_use, "before": before, "after": after,
+                  "scope": "machine-wide (net.ipv4.neigh.default), raised only, left raised"}
+        if after != before:
+            self.log(f"== neighbour table: this network may need {need} ARP entries, "
+                     f"{in_use} in use: raised {before} to {after}")
+        return record
 
     def _link(self, a: str, b: str, ia: str, ib: str) -> None:
         from mininet.link import Link, TCIntf
@@ -415,6 +450,7 @@ class Network:
         d["tag"] = self.tag
         d["switch_kind"] = self.switch_kind
         d["shaping"] = self.shaping
+        d["neighbour_table"] = self.neighbours
         d["capture_points"] = {k: list(v) for k, v in self.capture_points().items()}
         d["daemons"] = {r: dm.describe() for r, dm in self.daemons.items()}
         if self.cpu is not None:
@@ -495,6 +531,26 @@ def _command_line(args: Sequence[Any]) -> str:
     if len(args) == 1 and isinstance(args[0], str):
         return args[0]
     return " ".join(str(a) for a in args)
+
+
+def neighbour_need(spec: Spec) -> int:
+    """ARP entries the network can hold at once: on each segment every node may know every
+    other node's address, and each router-to-router link holds two.
+
+    >>> from topologies import lan
+    >>> neighbour_need(lan.plan({"hosts": 250}))
+    62250
+    """
+    per_segment = sum(len(m) * (len(m) - 1) for m in spec.switches.values())
+    return per_segment + 2 * len(spec.router_links)
+
+
+def neighbour_entries() -> int:
+    """Entries in the machine's IPv4 neighbour table now (first row of
+    /proc/net/stat/arp_cache: the count is global, the rows are per CPU)."""
+    lines = NEIGH_STAT.read_text().split("\n")
+    fields = dict(zip(lines[0].split(), lines[1].split(), strict=False))
+    return int(fields["entries"], 16)
 
 
 def check_buildable(spec: Spec) -> None:
