@@ -20,6 +20,11 @@ from topologies.spec import BuildError
 GROUP = "239.1.2.3"
 PORT = 5000
 PRIME_WAIT_S = 6.0  # > pimd's spt-threshold interval (5 s)
+PRIME_RATE = 20.0  # uncounted packets per second while the trees form
+# pimd 2.3.2 sends a triggered Join only on its next 5-second timer tick (route.c fires the
+# entry's jp_timer; timer.c's age_routes sends pending Joins), so a Join climbs a line of
+# routers at up to 5 s a hop: priming waits for the members up to this long per router.
+PIM_TICK_S = 5.0
 
 
 # Reachability checks every ordered pair up to this many pairs (16 hosts: 240); above it,
@@ -164,6 +169,8 @@ class Receivers:
 
         self.group, self.run_id = group, run_id
         self.wire: dict[str, set[int]] = {h: set() for h in hosts}
+        # {member: monotonic time its first primer datagram (run id + 1) arrived}.
+        self.primed: dict[str, float] = {}
         self.delivered: dict[str, set[int]] = {h: set() for h in hosts if h in members}
         self._sel = selectors.DefaultSelector()
         self._socks: list[Any] = []
@@ -219,8 +226,12 @@ class Receivers:
                     if len(payload) < pa.HEADER.size:
                         continue
                     magic, run_id, seq = pa.HEADER.unpack_from(payload)
-                    if magic == pa.MAGIC and run_id == self.run_id:
+                    if magic != pa.MAGIC:
+                        continue
+                    if run_id == self.run_id:
                         (self.wire if kind == "wire" else self.delivered)[h].add(seq)
+                    elif run_id == self.run_id + 1 and kind == "delivered":
+                        self.primed.setdefault(h, time.monotonic())
 
     def stop(self) -> dict[str, dict[str, int]]:
         """Stop reading; {host: {"wire": n, "delivered": n}}."""
@@ -286,12 +297,14 @@ def probe(net: Any, sender: str, members: list[str], count: int = 1000, rate: fl
           prime: int | None = None) -> dict[str, Any]:
     """Send `count` packets from `sender` to `group`, joined by `members`; return the table.
 
-    `prime` uncounted packets go first (default: 20 when there are routers, else 0).
-    `settle` seconds pass between the joins and the first packet (default 1 s; 6 s with
-    routers, because pimd sends its joins only on its 5-second timer tick).
+    With routers, uncounted packets (another run id) go first, at PRIME_RATE, until every
+    member multicast routing reaches has received one — at least `prime` of them (default
+    20), for at most PIM_TICK_S per router + 10 s (a Join climbs a line of pimd routers
+    one 5-second tick per hop) — then PRIME_WAIT_S more for pimd's switch to the SPT.
+    `settle` seconds pass between the joins and the first packet (default 1 s).
     """
     if settle is None:
-        settle = 6.0 if net.routers else 1.0
+        settle = 1.0
     for h in [sender, *members]:
         if h not in net.hosts:
             raise KeyError(f"unknown host {h!r}; known: {', '.join(net.hosts)}")
@@ -315,19 +328,13 @@ def _probe(net: Any, sender: str, members: list[str], count: int, rate: float, t
 
     # The members' joins must be in their snooping switches before the stream starts.
     membership.wait(net, {h: [group] for h in members}, timeout=max(15.0, settle))
-    time.sleep(settle)  # routers: let pimd send its joins on its 5-second tick
+    time.sleep(settle)
     if prime is None:
         prime = 20 if net.routers else 0
+    primed_s: dict[str, float | None] | None = None
     if prime:
-        # PIM/smcroute create (S,G) state from the first packets of a new source, and pimd
-        # switches to the SPT at its next rate check (every 5 s): send uncounted packets
-        # (another run id) first so the counted stream measures the converged tree.
-        primer = net.popen(sender, [*agent, "send", "--group", group, "--port", str(PORT),
-                                    "--iface", f"{sender}-eth0", "--run-id", str(run_id + 1),
-                                    "--count", str(prime), "--rate", "20", "--ttl", str(ttl)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        primer.wait(timeout=60)
-        time.sleep(PRIME_WAIT_S if net.spec.params.get("mrouting") == "pimd" else 1.0)
+        primed_s = _prime(net, sender, members, prime, ttl, group, run_id, agent, env,
+                          receivers)
     before = _port_counters(net)
     snd = net.popen(sender, [*agent, "send", "--group", group, "--port", str(PORT), "--iface",
                              f"{sender}-eth0", "--run-id", str(run_id), "--count", str(count),
@@ -338,9 +345,11 @@ def _probe(net: Any, sender: str, members: list[str], count: int, rate: float, t
         raise BuildError("the probe's multicast sender", sender, err.strip() or
                          f"exit status {snd.returncode}")
     time.sleep(0.5)
-    got = receivers.stop()
     after = _port_counters(net)
+    # Read the tables while the members still hold the group: closing their sockets
+    # sends leaves (OVS drops the entry at once, a bridge after its last-member queries).
     state = net.multicast_state()
+    got = receivers.stop()
     expect = expectations(net, sender, members)
     hosts: dict[str, Any] = {}
     for h, counts in got.items():
@@ -360,11 +369,45 @@ def _probe(net: Any, sender: str, members: list[str], count: int, rate: float, t
         if r["member"] and r["expected"] == 0 and r["received"] > 0:
             problems.append(f"{h} (member without a route) received {r['received']}")
     return {"topology": net.spec.family, "params": net.spec.params, "sender": sender,
-            "primed_with": prime,
+            "primed_with": prime, "primed_s": primed_s,
             "group": group, "count": count, "rate": rate, "ttl": ttl,
             "sent": json.loads(out.strip().splitlines()[-1])["sent"],
             "hosts": hosts, "switch_ports_tx": ports, "multicast_state": state,
             "problems": problems, "ok": not problems}
+
+
+def _prime(net: Any, sender: str, members: list[str], prime: int, ttl: int, group: str,
+           run_id: int, agent: list[str], env: dict[str, str],
+           receivers: Receivers) -> dict[str, float | None]:
+    """Send uncounted packets until every member that routing reaches got one (see
+    :func:`probe`); returns {member: seconds until its first one, None if never}.
+    PIM/smcroute create (S,G) state from a new source's first packets and pimd's Joins
+    climb at one 5-second tick per hop, so the counted stream must not start before the
+    trees reach the members."""
+    expect = expectations(net, sender, members)
+    waiting = {m for m in members if expect[m]["share"]}
+    limit = PIM_TICK_S * len(net.routers) + 10.0
+    t0 = time.monotonic()
+    primer = net.popen(sender, [*agent, "send", "--group", group, "--port", str(PORT),
+                                "--iface", f"{sender}-eth0", "--run-id", str(run_id + 1),
+                                "--count", str(int(PRIME_RATE * limit) + prime),
+                                "--rate", str(PRIME_RATE), "--ttl", str(ttl)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        while time.monotonic() - t0 < limit and primer.poll() is None:
+            enough = time.monotonic() - t0 >= prime / PRIME_RATE
+            if enough and waiting <= receivers.primed.keys():
+                break
+            time.sleep(0.05)
+    finally:
+        if primer.poll() is None:
+            primer.terminate()
+        primer.wait(timeout=10)
+    # pimd switches to the SPT at its next rate check (every 5 s): let it, so the counted
+    # stream measures the converged tree (a member not reached yet shows in the counts).
+    time.sleep(PRIME_WAIT_S if net.spec.params.get("mrouting") == "pimd" else 1.0)
+    got = dict(receivers.primed)
+    return {m: round(got[m] - t0, 3) if m in got else None for m in members}
 
 
 def format_table(result: dict[str, Any], reach: dict[str, list[str]]) -> str:

@@ -202,3 +202,13 @@ def test_a_build_error_is_one_bounded_line_naming_step_node_and_log() -> None:
     assert "\n" not in text and len(text) < 400
     assert text.startswith("starting the Linux bridge failed on s1: RTNETLINK answers")
     assert text.endswith("(log: /tmp/b.log)")
+
+
+def test_neighbour_need_counts_every_pair_of_a_segment_and_two_per_router_link() -> None:
+    from topologies.net import neighbour_need
+
+    # One segment of N nodes: every node may hold an ARP entry for every other one.
+    assert neighbour_need(topologies.resolve("lan", {"hosts": 250})) == 250 * 249
+    assert neighbour_need(topologies.resolve("lan", {"hosts": 1})) == 0
+    # 3 segments of 2 hosts + their router (3 nodes: 6 entries each), 2 router links.
+    assert neighbour_need(topologies.resolve("routed", {"routers": 3, "hosts": 2})) == 3 * 6 + 4
