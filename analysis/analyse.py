@@ -37,6 +37,8 @@ class Pair:
         default_factory=dict
     )
     wire: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> wire_* means
+    # mode -> wire_* -> each run's value (for intervals when runs repeat)
+    wire_runs: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     # mode -> fidelity of each run ("network" | "host" | "unknown"), and the reasons of the
     # host-bound ones ("<run id>: <reasons>")
     fidelity: dict[str, list[str]] = field(default_factory=dict)
@@ -176,6 +178,8 @@ def analyse(
                 if b == "host"]
             if ids and sel["wire_available"].any():
                 pair.wire[m] = {c: float(sel[c].mean()) for c in wire_cols}
+                pair.wire_runs[m] = {c: [float(v) for v in sel[c] if np.isfinite(v)]
+                                     for c in wire_cols}
             if ids and samples[m]["per_subscriber"].n >= 2:
                 pair.per_subscriber[m] = dominance.describe_single(
                     samples[m]["per_subscriber"], alpha=alpha, n_boot=n_boot, rng=rng,
