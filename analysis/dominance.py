@@ -319,10 +319,12 @@ def describe_single(
     n_boot: int = stats.N_BOOT,
     rng: np.random.Generator | None = None,
     repetitions_as_units: bool = True,
+    min_repetitions: int = stats.MIN_REPETITIONS_AS_UNITS,
 ) -> tuple[stats.Summary, np.ndarray, np.ndarray]:
     """Summary, grid and ECDF of a configuration that has no partner to compare with."""
     rng = rng if rng is not None else np.random.default_rng(20261121)
     grid = stats.make_grid([sample])
-    binned = stats.bin_sample(sample, grid, repetitions_as_units=repetitions_as_units)
+    binned = stats.bin_sample(sample, grid, repetitions_as_units=repetitions_as_units,
+                              min_repetitions=min_repetitions)
     reps = stats.replicate(binned, n_boot, rng)
     return stats.summarize(sample, binned, reps, grid, alpha), grid, binned.cdf

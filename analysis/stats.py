@@ -153,17 +153,20 @@ def bin_sample(
     *,
     block_len: int | None = None,
     repetitions_as_units: bool = True,
+    min_repetitions: int = MIN_REPETITIONS_AS_UNITS,
 ) -> Binned:
     """Cut ``sample`` into resampling units and count each unit's values on ``grid``.
 
     ``repetitions_as_units=False`` forces blocks inside each segment (for segments that
-    are not independent, e.g. the subscribers of one run).
+    are not independent, e.g. the subscribers of one run); ``min_repetitions`` lowers the
+    number of segments from which they are the units (the per-subscriber series use 2:
+    their runs are clusters, summarised with t intervals on units − 1 df).
     """
     g = grid.size
     idx = np.searchsorted(grid, sample.values, side="left")
     np.minimum(idx, g - 1, out=idx)
     reps = sample.run_lengths.size
-    if repetitions_as_units and reps >= MIN_REPETITIONS_AS_UNITS:
+    if repetitions_as_units and reps >= max(min_repetitions, 2):
         unit_name, b = "repetitions", 0
         unit = np.repeat(np.arange(reps), sample.run_lengths)
     else:
