@@ -232,7 +232,10 @@ def wire_phrase(pair: Pair, key: str, change: tuple[float, float, float]) -> str
             f"vs {fmt_wire(key, m)}")
     if math.isfinite(lo):
         runs = "+".join(str(len(pair.wire_runs[md][key])) for md in ("unicast", "multicast"))
-        text += f"; 95% interval of the ratio {lo:.2g}–{hi:.2g}× over {runs} runs"
+        if hi - lo <= 1e-9 * abs(r):
+            text += f"; the same value in each of {runs} runs"
+        else:
+            text += f"; 95% interval of the ratio {lo:.2g}–{hi:.2g}× over {runs} runs"
     else:
         text += "; one run per mode, no interval"
     return text + ")"
