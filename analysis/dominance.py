@@ -13,9 +13,11 @@ values are smaller there); where D < -c, mode ``b``.
 * neither anywhere: "no significant difference";
 * one sign only: that mode dominates (for latency the smaller one is better, for
   throughput the larger one, so the direction is translated before naming the winner);
-* both signs: "crossing", with a crossover point between every pair of opposite
-  significant regions (where the estimated D changes sign), the interval in which it
-  must lie, and the probability mass of each mode below it.
+* both signs: "crossing", with a crossover between every pair of opposite significant
+  regions (all of them are reported): the interval in which it must lie, each mode's
+  ECDF at both ends of that interval, and a point estimate only where the estimated D
+  changes sign exactly once inside the interval (never the last sign change of a noisy
+  estimate).
 
 Because the band is simultaneous, identical distributions give any non-null verdict
 with probability about ``alpha`` (tests/analysis check the rate over repeated draws).
@@ -44,12 +46,29 @@ def dominates(mode: str) -> str:
 
 @dataclass
 class Crossover:
-    x: float  # estimated crossover point (where D changes sign)
+    """A change of the better mode between two significant regions of opposite sign.
+
+    The interval [lo, hi] runs from the last point of one significant region to the first
+    point of the next: with the simultaneous band, the true ΔF changes sign somewhere in it
+    (family-wise confidence 1 − α). ``x`` is a point estimate only where the estimated ΔF
+    changes sign exactly once inside the interval; where the noisy estimate changes sign
+    several times, no point is claimed (``x`` is NaN) and only the interval is reported.
+    ``ends`` holds each mode's ECDF at both ends of the interval: the mass below the
+    crossover lies between the two values.
+    """
+
+    x: float  # estimated crossover point, NaN when the estimate changes sign more than once
     lo: float  # it lies between the last point of one significant region ...
     hi: float  # ... and the first point of the next
-    below: str  # mode that is better below x
-    above: str  # mode that is better above x
-    mass_below: dict[str, float] = field(default_factory=dict)  # F_mode(x)
+    below: str  # mode that is better below the interval
+    above: str  # mode that is better above it
+    mass_below: dict[str, float] = field(default_factory=dict)  # F_mode(x) (NaN without x)
+    ends: dict[str, tuple[float, float]] = field(default_factory=dict)  # F_mode(lo), F_mode(hi)
+    sign_changes: int = 1  # sign changes of the estimated ΔF inside [lo, hi]
+
+    @property
+    def located(self) -> bool:
+        return bool(np.isfinite(self.x))
 
 
 @dataclass
@@ -212,19 +231,27 @@ def compare(
     for (s1, _, e1), (s2, b2, _) in itertools.pairwise(regions):
         if s1 == s2:
             continue
-        seg = diff[e1 : b2 + 1]
-        change = np.flatnonzero(np.sign(seg[:-1]) != np.sign(seg[1:]))
-        k = e1 + int(change[-1]) if change.size else e1
-        d0, d1 = diff[k], diff[k + 1]
-        x = grid[k] + (grid[k + 1] - grid[k]) * (d0 / (d0 - d1) if d0 != d1 else 0.5)
+        seg = np.sign(diff[e1 : b2 + 1])
+        nonzero = seg[seg != 0]
+        changes = int(np.count_nonzero(nonzero[:-1] != nonzero[1:]))
+        x = float("nan")
+        if changes == 1:  # one sign change of the estimate: a point estimate is meaningful
+            k = e1 + int(np.flatnonzero(seg[:-1] != seg[1:])[0])
+            d0, d1 = diff[k], diff[k + 1]
+            x = float(grid[k] + (grid[k + 1] - grid[k]) * (d0 / (d0 - d1) if d0 != d1 else 0.5))
+        lo_x, hi_x = float(grid[e1]), float(grid[b2])
         crossovers.append(
             Crossover(
-                x=float(x),
-                lo=float(grid[e1]),
-                hi=float(grid[b2]),
+                x=x,
+                lo=lo_x,
+                hi=hi_x,
                 below=better[s1],
                 above=better[s2],
-                mass_below={names[0]: _interp(grid, ba.cdf, x), names[1]: _interp(grid, bb.cdf, x)},
+                mass_below={n: (_interp(grid, c.cdf, x) if changes == 1 else float("nan"))
+                            for n, c in ((names[0], ba), (names[1], bb))},
+                ends={n: (_interp(grid, c.cdf, lo_x), _interp(grid, c.cdf, hi_x))
+                      for n, c in ((names[0], ba), (names[1], bb))},
+                sign_changes=changes,
             )
         )
     # Area between the curves where each mode is better: integral of |D| over those x.
@@ -292,10 +319,12 @@ def describe_single(
     n_boot: int = stats.N_BOOT,
     rng: np.random.Generator | None = None,
     repetitions_as_units: bool = True,
+    min_repetitions: int = stats.MIN_REPETITIONS_AS_UNITS,
 ) -> tuple[stats.Summary, np.ndarray, np.ndarray]:
     """Summary, grid and ECDF of a configuration that has no partner to compare with."""
     rng = rng if rng is not None else np.random.default_rng(20261121)
     grid = stats.make_grid([sample])
-    binned = stats.bin_sample(sample, grid, repetitions_as_units=repetitions_as_units)
+    binned = stats.bin_sample(sample, grid, repetitions_as_units=repetitions_as_units,
+                              min_repetitions=min_repetitions)
     reps = stats.replicate(binned, n_boot, rng)
     return stats.summarize(sample, binned, reps, grid, alpha), grid, binned.cdf

@@ -192,7 +192,10 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
             _img(f"figures/ecdf_throughput{sfx}.png", "throughput ECDFs"),
             "\n",
             _img(f"figures/difference_throughput{sfx}.png", "throughput ECDF differences"),
-            "\nPer subscriber (every subscriber-second of every run):\n\n",
+            "\nPer subscriber (every subscriber-second of every run). The subscribers of "
+            "one run share its conditions: with ≥ 2 runs the runs are the clusters of the "
+            "intervals (t on runs − 1 degrees of freedom); with one run the band and "
+            "intervals are conditional on this run.\n\n",
             _img(f"figures/ecdf_throughput_per_subscriber{sfx}.png", "per-subscriber ECDFs"),
             f"\n## {group}: summary vs participant count\n",
             _img(f"figures/summary{sfx}.png", "summary vs participant count"),
@@ -223,9 +226,12 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     st = tables["statistics"]
     if not st.empty:
         md += ["\n## Statistics per configuration\n",
-               "Point estimates from all samples; [lo, hi] are 95% percentile intervals of "
-               "the block bootstrap (`resampling`: blocks of `block_len` samples, or whole "
-               "repetitions); `n_eff`: effective sample size behind the DKW band "
+               "Point estimates from all samples; [lo, hi] are 95% intervals: with "
+               "`resampling` = blocks, percentile intervals of the block bootstrap (blocks of "
+               "`block_len` samples, conditional on the runs); with `resampling` = "
+               "repetitions (≥ 5 runs), cluster t intervals over the `units` runs (ratio "
+               "estimator for the mean, Woodruff for quantiles; a percentile bootstrap over "
+               "5–10 runs under-covers); `n_eff`: effective sample size behind the DKW band "
                "(half-width `dkw_eps`).\n\n",
                to_markdown(st.drop(columns="group") if st["group"].nunique() == 1 else st)]
     md += ["\n## Runs\n", to_markdown(camp.runs[["run_id", "group", "mode", "publishers",

@@ -57,16 +57,21 @@ def mode_verdicts_table(analysis: Analysis) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _crossover_text(c) -> str:
+    """'x in [lo, hi] below<|>above F_u a–b F_m c–d' (no x where the estimate is noisy)."""
+    where = (f"{c.x:.6g} in [{c.lo:.6g}, {c.hi:.6g}]" if c.located else
+             f"in [{c.lo:.6g}, {c.hi:.6g}] (estimate changes sign {c.sign_changes}×)")
+    return (f"{where} {c.below}<|>{c.above} "
+            f"F_u {c.ends['unicast'][0]:.3f}–{c.ends['unicast'][1]:.3f} "
+            f"F_m {c.ends['multicast'][0]:.3f}–{c.ends['multicast'][1]:.3f}")
+
+
 def comparisons_table(analysis: Analysis) -> pd.DataFrame:
     """Per participant count and metric: the test, crossovers and effect sizes."""
     rows = []
     for pair in analysis.pairs:
         for metric, comp in pair.comparisons.items():
-            cross = "; ".join(
-                f"{c.x:.6g} [{c.lo:.6g}, {c.hi:.6g}] {c.below}<|>{c.above} "
-                f"F_u={c.mass_below['unicast']:.3f} F_m={c.mass_below['multicast']:.3f}"
-                for c in comp.crossovers
-            )
+            cross = "; ".join(_crossover_text(c) for c in comp.crossovers)
             rows.append({
                 "group": pair.group, "participants": pair.label, "metric": metric,
                 "verdict": comp.verdict, "p_value": comp.p_value, "sup_dF": comp.sup_d,
