@@ -220,7 +220,8 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     if not comp.empty:
         md += ["\n## Within-run distribution tests\n",
                "p: p-value of sup|ΔF|, the larger of the block-permutation and the "
-               "per-mode block-bootstrap test's; c: the larger of their critical values; "
+               "per-mode block-bootstrap test's (p_permutation, p_bootstrap); c: the "
+               "larger of their critical values (c_permutation, c_bootstrap); "
                "ks_D / ks_p_if_iid: "
                "scipy's two-sample KS on the raw samples (p assumes independence); "
                "P_unicast_lower: probability that a unicast sample is lower than a "
