@@ -50,9 +50,13 @@ are in the tables. Outcomes:
 **Within the runs** a test of first-order stochastic dominance on the difference of the
 two ECDFs, ΔF(x), describes the distributions: blocks of consecutive samples (never
 spanning two runs; with at least {min_reps} repetitions per mode the runs themselves) are
-permuted between the modes ({n_boot} permutations, or every split when there are fewer)
-to find the threshold c that sup|ΔF| exceeds with probability α under identical
-distributions; where |ΔF(x)| > c one mode has significantly more mass below x
+permuted between the modes ({n_boot} permutations, or every split when there are fewer),
+and each mode is also resampled on its own ({n_boot} block-bootstrap replicates with its
+own block length, centred at its ECDF, the critical value widened to a t quantile for
+the degrees of freedom of few blocks), since exchanging blocks is not valid when the
+modes differ in sample size and autocorrelation. The threshold c that sup|ΔF| must
+exceed is the larger of the two tests' 1 − α quantiles, so a difference is called only
+where both tests call it; where |ΔF(x)| > c one mode has significantly more mass below x
 (*X dominates*, *crossing*, *no significant difference*). With fewer than {min_reps}
 runs this test is conditional on the compared runs: it says where these runs differ, not
 that the modes do. Each ECDF is drawn with a {conf:.0f}% *simultaneous* DKW band on the
@@ -215,7 +219,9 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     comp = tables["comparisons"]
     if not comp.empty:
         md += ["\n## Within-run distribution tests\n",
-               "p: block-permutation p-value of sup|ΔF|; c: its critical value; "
+               "p: p-value of sup|ΔF|, the larger of the block-permutation and the "
+               "per-mode block-bootstrap test's (p_permutation, p_bootstrap); c: the "
+               "larger of their critical values (c_permutation, c_bootstrap); "
                "ks_D / ks_p_if_iid: "
                "scipy's two-sample KS on the raw samples (p assumes independence); "
                "P_unicast_lower: probability that a unicast sample is lower than a "

@@ -125,11 +125,20 @@ def bias_block_length(series: np.ndarray, tolerance: float = BLOCK_BIAS) -> floa
 
 def block_length(binned_idx: np.ndarray, run_lengths: np.ndarray) -> int:
     """Block length for a sample: see the module docstring."""
-    bounds = _bounds(run_lengths)
-    need = max(bias_block_length(binned_idx[s:e]) for s, e in bounds)
+    return clamp_block_length(needed_block_length(binned_idx, run_lengths), run_lengths)
+
+
+def needed_block_length(binned_idx: np.ndarray, run_lengths: np.ndarray) -> float:
+    """:func:`bias_block_length` at ``BLOCK_BIAS``, the longest over the runs."""
+    return max(bias_block_length(binned_idx[s:e]) for s, e in _bounds(run_lengths))
+
+
+def clamp_block_length(need: float, run_lengths: np.ndarray) -> int:
+    """``need`` raised to ``n^(1/3)`` and to ``n / MAX_BLOCKS``, cut to leave every run
+    ``MIN_BLOCKS_PER_RUN`` blocks."""
     shortest = int(run_lengths.min())
     b = max(int(np.ceil(np.mean(run_lengths) ** (1 / 3))), int(np.ceil(need)))
-    b = max(b, int(np.ceil(binned_idx.size / MAX_BLOCKS)))
+    b = max(b, int(np.ceil(run_lengths.sum() / MAX_BLOCKS)))
     # keep at least MIN_BLOCKS_PER_RUN blocks in every run, or the test has nothing to permute
     return int(max(1, min(b, shortest // MIN_BLOCKS_PER_RUN)))
 
@@ -145,6 +154,8 @@ class Binned:
     unit: str  # "blocks" or "repetitions"
     block_len: int
     cdf: np.ndarray  # point ECDF on the grid
+    # block length the BLOCK_BIAS rule asked for before clamping (NaN when not computed)
+    need: float = float("nan")
 
 
 def bin_sample(
@@ -154,31 +165,44 @@ def bin_sample(
     block_len: int | None = None,
     repetitions_as_units: bool = True,
     min_repetitions: int = MIN_REPETITIONS_AS_UNITS,
+    idx: np.ndarray | None = None,
 ) -> Binned:
     """Cut ``sample`` into resampling units and count each unit's values on ``grid``.
 
     ``repetitions_as_units=False`` forces blocks inside each segment (for segments that
     are not independent, e.g. the subscribers of one run); ``min_repetitions`` lowers the
     number of segments from which they are the units (the per-subscriber series use 2:
-    their runs are clusters, summarised with t intervals on units − 1 df).
+    their runs are clusters, summarised with t intervals on units − 1 df); ``idx``:
+    :func:`grid_index` of the sample, when binning it again with other units.
     """
     g = grid.size
-    idx = np.searchsorted(grid, sample.values, side="left")
-    np.minimum(idx, g - 1, out=idx)
+    idx = grid_index(sample, grid) if idx is None else idx
     reps = sample.run_lengths.size
+    need = float("nan")
     if repetitions_as_units and reps >= max(min_repetitions, 2):
         unit_name, b = "repetitions", 0
         unit = np.repeat(np.arange(reps), sample.run_lengths)
     else:
         unit_name = "blocks"
-        b = block_len if block_len is not None else block_length(idx, sample.run_lengths)
+        if block_len is None:
+            need = needed_block_length(idx, sample.run_lengths)
+            b = clamp_block_length(need, sample.run_lengths)
+        else:
+            b = block_len
         unit = _block_ids(sample.run_lengths, b)
     n_units = int(unit[-1]) + 1
     counts = np.bincount(unit * g + idx, minlength=n_units * g).reshape(n_units, g)
     sizes = np.bincount(unit, minlength=n_units).astype(np.float64)
     sums = np.bincount(unit, weights=sample.values, minlength=n_units)
     cdf = np.cumsum(counts.sum(axis=0)) / sample.n
-    return Binned(sample.n, counts.astype(np.float64), sizes, sums, unit_name, b, cdf)
+    return Binned(sample.n, counts.astype(np.float64), sizes, sums, unit_name, b, cdf, need)
+
+
+def grid_index(sample: Sample, grid: np.ndarray) -> np.ndarray:
+    """Index of each value's grid cell (the first grid point at or above it)."""
+    idx = np.searchsorted(grid, sample.values, side="left")
+    np.minimum(idx, grid.size - 1, out=idx)
+    return idx
 
 
 def _bounds(lengths: np.ndarray) -> list[tuple[int, int]]:

@@ -74,8 +74,11 @@ def comparisons_table(analysis: Analysis) -> pd.DataFrame:
             cross = "; ".join(_crossover_text(c) for c in comp.crossovers)
             rows.append({
                 "group": pair.group, "participants": pair.label, "metric": metric,
-                "verdict": comp.verdict, "p_value": comp.p_value, "sup_dF": comp.sup_d,
-                "critical": comp.critical, "alpha": comp.alpha, "ks_D": comp.ks_d,
+                "verdict": comp.verdict, "p_value": comp.p_value,
+                "p_permutation": comp.p_permutation, "p_bootstrap": comp.p_bootstrap,
+                "sup_dF": comp.sup_d, "critical": comp.critical,
+                "c_permutation": comp.critical_permutation,
+                "c_bootstrap": comp.critical_bootstrap, "alpha": comp.alpha, "ks_D": comp.ks_d,
                 "ks_p_if_iid": comp.ks_p_iid, "crossovers": cross,
                 "mean_change_pct": comp.effects["mean"][0],
                 "mean_change_lo": comp.effects["mean"][1],

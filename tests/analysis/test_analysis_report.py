@@ -66,7 +66,8 @@ def test_verdict_table_has_every_count_qualified_with_wire_evidence(report, any_
     assert set(verdicts["participants"]) == counts
     for _, row in verdicts.iterrows():
         for col in ("latency test", "throughput test"):
-            assert "block-permutation test" in row[col] and "median" in row[col]
+            assert "block-permutation and per-mode block-bootstrap test" in row[col]
+            assert "median" in row[col]
         assert row["explanation"].startswith(f"At {row['participants']},")
         if wire:
             assert "(unicast → multicast)" in row["wire evidence"]
