@@ -219,6 +219,11 @@ def test_wire_evidence_says_differs_with_intervals_over_runs() -> None:
     assert "ACKNACKs" not in text  # its runs overlap: no difference shown
     assert "packets per s differ by design (unicast sends one copy per reader)" in text
     assert "largest difference" not in text and "explain" not in text
+    # below the metric's floor (0.1% of datagrams) in both modes: not named, whatever the
+    # ratio of the floored values says
+    tiny = pair({"unicast": {"wire_socket_drop_share": [0.0, 0.0, 0.0]},
+                 "multicast": {"wire_socket_drop_share": [0.0008, 0.0007, 0.0009]}})
+    assert "dropped at full sockets" not in sentence(tiny)
     single = pair({"unicast": {"wire_meta_share": [0.10]},
                    "multicast": {"wire_meta_share": [0.30]}})
     assert "one run per mode, no interval" in sentence(single)
