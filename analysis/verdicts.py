@@ -133,9 +133,9 @@ def wire_ratio(pair: Pair, key: str) -> float | None:
     u, m = pair.wire["unicast"].get(key), pair.wire["multicast"].get(key)
     if u is None or m is None or not (math.isfinite(u) and math.isfinite(m)):
         return None
-    if u == 0 and m == 0:
-        return None
     floor = WIRE_EVIDENCE[key][2]
+    if max(u, m) < floor:
+        return None  # both negligible: the ratio would be mostly the floor (0.00% vs 0.08%)
     return (m + floor) / (u + floor)
 
 
@@ -202,16 +202,11 @@ def wire_change(pair: Pair, key: str, alpha: float = 0.05
 def wire_differences(pair: Pair) -> list[tuple[str, tuple[float, float, float]]]:
     """Wire metrics whose multicast/unicast ratio is at least SIMILAR from 1 (and, when runs
     repeat, whose interval excludes 1), largest first; metrics that differ by design last.
-
-    A metric below its floor in both modes is not named: its ratio is mostly the floor
-    (0.00% vs 0.08% of datagrams dropped read as "1.8× higher")."""
+    A metric below its floor in both modes has no ratio (:func:`wire_ratio`)."""
     out = []
     for key in WIRE_EVIDENCE:
         ch = wire_change(pair, key)
         if ch is None:
-            continue
-        floor = WIRE_EVIDENCE[key][2]
-        if max(pair.wire["unicast"][key], pair.wire["multicast"][key]) < floor:
             continue
         r, lo, hi = ch
         if max(r, 1 / r) < SIMILAR:
