@@ -37,6 +37,8 @@ class Pair:
         default_factory=dict
     )
     wire: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> wire_* means
+    # mode -> wire_* -> each run's value (for intervals when runs repeat)
+    wire_runs: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     # mode -> fidelity of each run ("network" | "host" | "unknown"), and the reasons of the
     # host-bound ones ("<run id>: <reasons>")
     fidelity: dict[str, list[str]] = field(default_factory=dict)
@@ -108,15 +110,21 @@ def _samples(campaign: Campaign, agg_thr: pd.DataFrame, run_ids: list[str]) -> d
         lat.append(values[start : start + n])
     thr_by_run = dict(tuple(agg_thr.groupby("run_id", observed=True, sort=False)))
     thr = [thr_by_run[r]["samples_per_s"].to_numpy() for r in run_ids if r in thr_by_run]
-    per_sub = []
+    per_sub, per_run = [], []
     raw = campaign.throughput
     sel = raw[raw["run_id"].isin(run_ids)].sort_values(["run_id", "subscriber", "second"])
-    for _, g in sel.groupby(["run_id", "subscriber"], sort=False):
-        per_sub.append(g["samples_per_s"].to_numpy())
+    for _, run in sel.groupby("run_id", sort=False, observed=True):
+        series = [g["samples_per_s"].to_numpy()
+                  for _, g in run.groupby("subscriber", sort=False, observed=True)]
+        per_sub += series
+        per_run.append(np.concatenate(series))
     return {
         "latency": stats.Sample.from_runs(lat),
         "throughput": stats.Sample.from_runs(thr),
+        # one segment per subscriber (blocks inside one run), and one per run: the
+        # subscribers of a run share its conditions, so runs are the clusters
         "per_subscriber": stats.Sample.from_runs(per_sub),
+        "per_subscriber_runs": stats.Sample.from_runs(per_run),
     }
 
 
@@ -176,10 +184,16 @@ def analyse(
                 if b == "host"]
             if ids and sel["wire_available"].any():
                 pair.wire[m] = {c: float(sel[c].mean()) for c in wire_cols}
+                pair.wire_runs[m] = {c: [float(v) for v in sel[c] if np.isfinite(v)]
+                                     for c in wire_cols}
             if ids and samples[m]["per_subscriber"].n >= 2:
+                clustered = samples[m]["per_subscriber_runs"].run_lengths.size >= 2
+                # ≥ 2 runs: runs as clusters (t intervals); one run: blocks inside each
+                # subscriber's series, an interval conditional on this run
                 pair.per_subscriber[m] = dominance.describe_single(
-                    samples[m]["per_subscriber"], alpha=alpha, n_boot=n_boot, rng=rng,
-                    repetitions_as_units=False,
+                    samples[m]["per_subscriber_runs" if clustered else "per_subscriber"],
+                    alpha=alpha, n_boot=n_boot, rng=rng, repetitions_as_units=clustered,
+                    min_repetitions=2,
                 )
         for metric, (_, _, lower) in METRICS.items():
             have = {m: samples[m][metric] for m in samples if samples[m][metric].n >= 2}

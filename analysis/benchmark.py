@@ -5,10 +5,10 @@
 Writes a synthetic campaign of the study's matrix (1, 3, 10, 25, 50, 75 participants,
 unicast and multicast: 12 configurations) with autocorrelated latency, then times, in
 one invocation: loading it, the full statistical analysis (grids, block bootstrap of
-every summary, permutation tests, crossovers, effect sizes), and the figures and
-tables. The reference is a plain ``np.sort`` of the same 10 M samples, measured in the
-same process, so the ratio says how the analysis compares with the cheapest thing one
-can do with every sample on this machine today.
+every summary, permutation and per-mode bootstrap tests, crossovers, effect sizes), and
+the figures and tables. The reference is a plain ``np.sort`` of the same 10 M samples,
+measured in the same process, so the ratio says how the analysis compares with the
+cheapest thing one can do with every sample on this machine today.
 """
 
 from __future__ import annotations

@@ -137,7 +137,8 @@ def _panel(ax, pair: Pair, metric: str, unit: str, curves: dict) -> None:
         title += f": {verdict.outcome if verdict else comp.verdict}"
         for c in comp.crossovers:
             ax.axvspan(c.lo / div, c.hi / div, color="0.85", zorder=0)
-            ax.axvline(c.x / div, color="0.3", linestyle=":", linewidth=1)
+            if c.located:  # a point only where the estimate changes sign once
+                ax.axvline(c.x / div, color="0.3", linestyle=":", linewidth=1)
     ax.set_title(title, color=TESTBED_COLOR if pair.testbed_bound else "black")
     if pair.testbed_bound:
         mark_testbed_bound(ax)
@@ -318,7 +319,9 @@ def difference_grid(analysis: Analysis, group: str, metric: str, out_dir: Path) 
             ax.fill_between(x, 0, comp.diff, where=mask, step="post", color=COLORS[mode],
                             alpha=0.5, linewidth=0)
         for c in comp.crossovers:
-            ax.axvline(c.x / div, color="0.3", linestyle=":", linewidth=1)
+            ax.axvspan(c.lo / div, c.hi / div, color="0.93", zorder=0)
+            if c.located:
+                ax.axvline(c.x / div, color="0.3", linestyle=":", linewidth=1)
         _set_x(ax, x_lo / div, x_hi / div, scale)
         lim = max(0.05, 1.15 * max(float(np.abs(comp.diff).max()), comp.critical))
         ax.set_ylim(-lim, lim)

@@ -50,9 +50,13 @@ are in the tables. Outcomes:
 **Within the runs** a test of first-order stochastic dominance on the difference of the
 two ECDFs, ΔF(x), describes the distributions: blocks of consecutive samples (never
 spanning two runs; with at least {min_reps} repetitions per mode the runs themselves) are
-permuted between the modes ({n_boot} permutations, or every split when there are fewer)
-to find the threshold c that sup|ΔF| exceeds with probability α under identical
-distributions; where |ΔF(x)| > c one mode has significantly more mass below x
+permuted between the modes ({n_boot} permutations, or every split when there are fewer),
+and each mode is also resampled on its own ({n_boot} block-bootstrap replicates with its
+own block length, centred at its ECDF, the critical value widened to a t quantile for
+the degrees of freedom of few blocks), since exchanging blocks is not valid when the
+modes differ in sample size and autocorrelation. The threshold c that sup|ΔF| must
+exceed is the larger of the two tests' 1 − α quantiles, so a difference is called only
+where both tests call it; where |ΔF(x)| > c one mode has significantly more mass below x
 (*X dominates*, *crossing*, *no significant difference*). With fewer than {min_reps}
 runs this test is conditional on the compared runs: it says where these runs differ, not
 that the modes do. Each ECDF is drawn with a {conf:.0f}% *simultaneous* DKW band on the
@@ -192,7 +196,10 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
             _img(f"figures/ecdf_throughput{sfx}.png", "throughput ECDFs"),
             "\n",
             _img(f"figures/difference_throughput{sfx}.png", "throughput ECDF differences"),
-            "\nPer subscriber (every subscriber-second of every run):\n\n",
+            "\nPer subscriber (every subscriber-second of every run). The subscribers of "
+            "one run share its conditions: with ≥ 2 runs the runs are the clusters of the "
+            "intervals (t on runs − 1 degrees of freedom); with one run the band and "
+            "intervals are conditional on this run.\n\n",
             _img(f"figures/ecdf_throughput_per_subscriber{sfx}.png", "per-subscriber ECDFs"),
             f"\n## {group}: summary vs participant count\n",
             _img(f"figures/summary{sfx}.png", "summary vs participant count"),
@@ -212,7 +219,9 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     comp = tables["comparisons"]
     if not comp.empty:
         md += ["\n## Within-run distribution tests\n",
-               "p: block-permutation p-value of sup|ΔF|; c: its critical value; "
+               "p: p-value of sup|ΔF|, the larger of the block-permutation and the "
+               "per-mode block-bootstrap test's (p_permutation, p_bootstrap); c: the "
+               "larger of their critical values (c_permutation, c_bootstrap); "
                "ks_D / ks_p_if_iid: "
                "scipy's two-sample KS on the raw samples (p assumes independence); "
                "P_unicast_lower: probability that a unicast sample is lower than a "
@@ -223,9 +232,12 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     st = tables["statistics"]
     if not st.empty:
         md += ["\n## Statistics per configuration\n",
-               "Point estimates from all samples; [lo, hi] are 95% percentile intervals of "
-               "the block bootstrap (`resampling`: blocks of `block_len` samples, or whole "
-               "repetitions); `n_eff`: effective sample size behind the DKW band "
+               "Point estimates from all samples; [lo, hi] are 95% intervals: with "
+               "`resampling` = blocks, percentile intervals of the block bootstrap (blocks of "
+               "`block_len` samples, conditional on the runs); with `resampling` = "
+               "repetitions (≥ 5 runs), cluster t intervals over the `units` runs (ratio "
+               "estimator for the mean, Woodruff for quantiles; a percentile bootstrap over "
+               "5–10 runs under-covers); `n_eff`: effective sample size behind the DKW band "
                "(half-width `dkw_eps`).\n\n",
                to_markdown(st.drop(columns="group") if st["group"].nunique() == 1 else st)]
     md += ["\n## Runs\n", to_markdown(camp.runs[["run_id", "group", "mode", "publishers",

@@ -57,20 +57,28 @@ def mode_verdicts_table(analysis: Analysis) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _crossover_text(c) -> str:
+    """'x in [lo, hi] below<|>above F_u a–b F_m c–d' (no x where the estimate is noisy)."""
+    where = (f"{c.x:.6g} in [{c.lo:.6g}, {c.hi:.6g}]" if c.located else
+             f"in [{c.lo:.6g}, {c.hi:.6g}] (estimate changes sign {c.sign_changes}×)")
+    return (f"{where} {c.below}<|>{c.above} "
+            f"F_u {c.ends['unicast'][0]:.3f}–{c.ends['unicast'][1]:.3f} "
+            f"F_m {c.ends['multicast'][0]:.3f}–{c.ends['multicast'][1]:.3f}")
+
+
 def comparisons_table(analysis: Analysis) -> pd.DataFrame:
     """Per participant count and metric: the test, crossovers and effect sizes."""
     rows = []
     for pair in analysis.pairs:
         for metric, comp in pair.comparisons.items():
-            cross = "; ".join(
-                f"{c.x:.6g} [{c.lo:.6g}, {c.hi:.6g}] {c.below}<|>{c.above} "
-                f"F_u={c.mass_below['unicast']:.3f} F_m={c.mass_below['multicast']:.3f}"
-                for c in comp.crossovers
-            )
+            cross = "; ".join(_crossover_text(c) for c in comp.crossovers)
             rows.append({
                 "group": pair.group, "participants": pair.label, "metric": metric,
-                "verdict": comp.verdict, "p_value": comp.p_value, "sup_dF": comp.sup_d,
-                "critical": comp.critical, "alpha": comp.alpha, "ks_D": comp.ks_d,
+                "verdict": comp.verdict, "p_value": comp.p_value,
+                "p_permutation": comp.p_permutation, "p_bootstrap": comp.p_bootstrap,
+                "sup_dF": comp.sup_d, "critical": comp.critical,
+                "c_permutation": comp.critical_permutation,
+                "c_bootstrap": comp.critical_bootstrap, "alpha": comp.alpha, "ks_D": comp.ks_d,
                 "ks_p_if_iid": comp.ks_p_iid, "crossovers": cross,
                 "mean_change_pct": comp.effects["mean"][0],
                 "mean_change_lo": comp.effects["mean"][1],

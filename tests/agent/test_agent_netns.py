@@ -19,6 +19,7 @@ from agentrun import describe, run_agents
 from netlab import NetLab
 
 from experiments.perftest_output import parse_latency_file, parse_perftest_output
+from topologies.net import wait_for
 
 pytestmark = pytest.mark.netns
 
@@ -113,6 +114,24 @@ def test_latency_test_size_sweep(lab2: NetLab, agent: str) -> None:
     assert medians[524288] > medians[32], medians
 
 
+def _text(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def _rows(path: Path) -> list[list[str]]:
+    """The csv interval rows an agent printed so far (lines of numbers)."""
+    return [[f.strip() for f in line.split(",")] for line in _text(path).splitlines()
+            if line.strip()[:1].isdigit()]
+
+
+def _start(lab: NetLab, i: int, argv: list[str], logs: Path,
+           name: str) -> tuple[subprocess.Popen[str], Path, Path]:
+    """Start argv in host i with stdout/stderr in files (readable while it runs)."""
+    out, err = logs / f"{name}.out", logs / f"{name}.err"
+    with out.open("w") as fo, err.open("w") as fe:
+        return lab.popen(i, argv, stdout=fo, stderr=fe), out, err
+
+
 def test_never_appearing_and_dying_peers(lab2: NetLab, agent: str, tmp_path: Path) -> None:
     """Acceptance 6: bounded waits with non-zero exits naming who was missing."""
     common = ["-noPrintConfig", "-discoveryTimeout", "3", "-finishTimeout", "3",
@@ -128,40 +147,57 @@ def test_never_appearing_and_dying_peers(lab2: NetLab, agent: str, tmp_path: Pat
     assert pub.returncode == 1 and "saw 1 of 2 subscribers" in perr and "missing 1" in perr, perr
     assert "scale settings for 3 participants (-numPublishers + -numSubscribers)" in perr
     assert sub0.returncode == 1 and "vanished before FINISHED: 0" in serr, serr
-    # (b) subscriber 1 is killed (SIGKILL) during the run
-    subs = [lab2.popen(1, [agent, "-sub", "-sidMultiSubTest", str(i), "-nic", lab2.ip(1),
-                           *sub_common]) for i in range(2)]
-    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "4", *pub_common])
-    time.sleep(2)
+    # (b) subscriber 1 is killed (SIGKILL) during the run: once all three matched
+    errs = {}
+    subs = []
+    for i in range(2):
+        p, _, errs[f"sub{i}"] = _start(lab2, 1, [agent, "-sub", "-sidMultiSubTest", str(i),
+                                                 "-nic", lab2.ip(1), *sub_common],
+                                       tmp_path, f"b-sub{i}")
+        subs.append(p)
+    pub, _, errs["pub"] = _start(lab2, 0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime",
+                                           "4", *pub_common], tmp_path, "b-pub")
+    assert wait_for(lambda: all("discovery complete" in _text(e) for e in errs.values()), 15), {
+        n: _text(e)[-500:] for n, e in errs.items()}
+    assert pub.poll() is None  # the kill falls inside the publisher's 4 s run
     os.kill(subs[1].pid, signal.SIGKILL)
-    _, perr = pub.communicate(timeout=30)
-    _, serr = subs[0].communicate(timeout=30)
+    pub.wait(timeout=30)
+    subs[0].wait(timeout=30)
+    perr, serr = _text(errs["pub"]), _text(errs["sub0"])
     assert pub.returncode == 1 and "missing 1" in perr, perr
     assert subs[0].returncode == 0, serr
 
 
 @pytest.mark.parametrize("victim", ["pub", "sub"])
-def test_sigterm_prints_summary_and_exits_0(lab2: NetLab, agent: str, victim: str) -> None:
-    """Acceptance 6: SIGTERM mid-run prints the summary so far and exits 0 promptly."""
-    sub = lab2.popen(1, [agent, "-sub", "-nic", lab2.ip(1), "-noPrintConfig"])
-    pub = lab2.popen(0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "60",
-                         "-noPrintConfig", "-latencyCount", "100"])
-    time.sleep(3)
-    target = pub if victim == "pub" else sub
+def test_sigterm_prints_summary_and_exits_0(lab2: NetLab, agent: str, victim: str,
+                                            tmp_path: Path) -> None:
+    """Acceptance 6: SIGTERM mid-run prints the summary so far and exits 0 promptly.
+
+    "Mid-run": once the subscriber has printed an interval with samples and publisher 0 a
+    latency row (an echo came back), so the summaries have something to report."""
+    sub, sout, serr = _start(lab2, 1, [agent, "-sub", "-nic", lab2.ip(1), "-noPrintConfig"],
+                             tmp_path, "sub")
+    pub, pout, perr = _start(lab2, 0, [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "60",
+                                       "-noPrintConfig", "-latencyCount", "100"], tmp_path, "pub")
+    flowing = wait_for(lambda: any(len(r) > 1 and r[1].isdigit() and int(r[1]) > 0
+                                   for r in _rows(sout)) and bool(_rows(pout)), 20)
+    assert flowing, _text(serr)[-1000:] + _text(perr)[-1000:]
+    assert sub.poll() is None and pub.poll() is None
+    target, out, err = (pub, pout, perr) if victim == "pub" else (sub, sout, serr)
     t0 = time.monotonic()
     target.send_signal(signal.SIGTERM)
-    out, err = target.communicate(timeout=10)
+    target.wait(timeout=10)
     assert time.monotonic() - t0 < 5
-    assert target.returncode == 0, err
-    parsed = parse_perftest_output(out)
-    assert parsed.summary, out
+    assert target.returncode == 0, _text(err)
+    parsed = parse_perftest_output(_text(out))
+    assert parsed.summary, _text(out)
     if victim == "sub":
         assert parsed.summary["Total Samples"] > 0
         pub.send_signal(signal.SIGTERM)
     else:
         assert parsed.summary["50% (us)"] > 0
-        sub.communicate(timeout=20)  # the publisher's FINISHED ends the subscriber
-        assert sub.returncode == 0
+        sub.wait(timeout=20)  # the publisher's FINISHED ends the subscriber
+        assert sub.returncode == 0, _text(serr)
 
 
 @pytest.mark.parametrize(("multicast", "descriptor"),
@@ -203,14 +239,16 @@ def test_data_path_on_the_wire(lab4: NetLab, agent: str, tmp_path: Path, mode: s
     Expected: multicast mode: the Throughput group carries the bulk of publisher 0's UDP
     packets; unicast mode: not one packet to 239.255.1.1/.2/.100.
     """
-    pcap = tmp_path / "pub0.pcap"
-    cap = lab4.popen_root(["tcpdump", "-i", f"pt{lab4.tag}v0", "-nn", "-s", "96", "-w",
-                           str(pcap), "udp"], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL)
-    time.sleep(1)
+    pcap, log = tmp_path / "pub0.pcap", tmp_path / "tcpdump.log"
+    with log.open("w") as lf:
+        cap = lab4.popen_root(["tcpdump", "-i", f"pt{lab4.tag}v0", "-nn", "-s", "96", "-w",
+                               str(pcap), "udp"], stdout=subprocess.DEVNULL, stderr=lf)
+    assert wait_for(lambda: "listening on" in _text(log) or cap.poll() is not None, 10)
+    assert cap.poll() is None, _text(log)
     args = ["-latencyCount", "100", *(["-multicast"] if mode == "multicast" else [])]
     res = run_agents(lab4, agent, 1, 3, args, pub_args=["-executionTime", "2"], timeout=20)
-    time.sleep(0.5)
+    # The last packets may still sit in tcpdump's buffer and be lost at SIGINT: the bounds
+    # below (> 100 packets, a 3:1 ratio, exactly 0 to the groups) do not depend on them.
     cap.send_signal(signal.SIGINT)
     cap.wait(timeout=10)
     assert all(r.rc == 0 for r in res), describe(res)

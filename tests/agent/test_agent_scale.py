@@ -71,4 +71,8 @@ def test_75_publishers_75_subscribers(lab4: NetLab, agent: str, mode: str,
               f"peak total RSS {peak[0] / 2**20:.0f} MiB; harness wall {wall:.0f} s")
     bad = [r for r in res if r.rc != 0]
     assert not bad, f"{len(bad)} processes failed:\n{describe(bad[:15])}"
+    # every process matched all N peers of the other role (its own "discovery complete" line)
+    peers = [int(m.group(1)) for r in res
+             if (m := re.search(r"discovery complete: (\d+) (?:subscribers|publishers)", r.stderr))]
+    assert peers == [N] * len(res), f"{len(disc)} of {len(res)} reported discovery complete"
     assert last <= LIMIT_S, f"last process exited {last:.1f} s after the release"

@@ -187,3 +187,43 @@ def test_tail_reversal_is_reported(tmp_path) -> None:
                                                     lower_is_better=True, n_boot=99)
     pair.verdicts["latency"], pair.tails["latency"] = med, tail
     assert "tail reversal" in sentence(pair)
+
+
+def test_wire_evidence_says_differs_with_intervals_over_runs() -> None:
+    """Issue 15, defect 9: wire metrics get a Welch interval over runs when runs repeat; a
+    metric whose runs do not show a difference is not named; packet rates, which differ by
+    design (unicast sends one copy per reader), are listed apart and never singled out as
+    "the largest difference"; nothing is worded as a cause."""
+    from analysis.analyse import Pair
+    from analysis.verdicts import sentence, wire_change
+
+    def pair(runs: dict[str, dict[str, list[float]]]) -> Pair:
+        p = Pair("g", 3, 3, "", {"unicast": ["u"], "multicast": ["m"]})
+        p.wire_runs = runs
+        p.wire = {m: {k: float(np.mean(v)) for k, v in r.items()} for m, r in runs.items()}
+        return p
+
+    p = pair({
+        "unicast": {"wire_packets_per_s": [1.0e5, 1.1e5, 0.9e5],
+                    "wire_meta_share": [0.10, 0.11, 0.09],
+                    "wire_acknack_per_reader_per_s": [5.0, 9.0, 2.0]},
+        "multicast": {"wire_packets_per_s": [2.0e4, 2.1e4, 1.9e4],
+                      "wire_meta_share": [0.30, 0.31, 0.29],
+                      "wire_acknack_per_reader_per_s": [9.0, 2.5, 6.0]},
+    })
+    ratio, lo, hi = wire_change(p, "wire_meta_share")
+    assert lo < ratio < hi and lo > 1.0  # about 3×, interval above 1
+    text = sentence(p)
+    assert "On the wire the modes differ in: meta-traffic share (3.0× higher" in text, text
+    assert "95% interval of the ratio" in text and "over 3+3 runs" in text
+    assert "ACKNACKs" not in text  # its runs overlap: no difference shown
+    assert "packets per s differ by design (unicast sends one copy per reader)" in text
+    assert "largest difference" not in text and "explain" not in text
+    # below the metric's floor (0.1% of datagrams) in both modes: not named, whatever the
+    # ratio of the floored values says
+    tiny = pair({"unicast": {"wire_socket_drop_share": [0.0, 0.0, 0.0]},
+                 "multicast": {"wire_socket_drop_share": [0.0008, 0.0007, 0.0009]}})
+    assert "dropped at full sockets" not in sentence(tiny)
+    single = pair({"unicast": {"wire_meta_share": [0.10]},
+                   "multicast": {"wire_meta_share": [0.30]}})
+    assert "one run per mode, no interval" in sentence(single)

@@ -43,7 +43,7 @@ run_timeout = 180
 
 def _campaign(tmp_path: Path, n: int, mode: str, rate: int, secs: int) -> dict:
     if not os.access(paths.NATIVE_AGENT, os.X_OK):
-        pytest.skip(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
+        pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
     sc = tmp_path / "fid.toml"
     sc.write_text(SCENARIO.format(n=n, mode=mode, rate=rate, secs=secs))
     res = tmp_path / "res"

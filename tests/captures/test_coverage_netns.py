@@ -46,7 +46,7 @@ run_timeout = 60
 @pytest.mark.parametrize("ring_mb", [1, 200])
 def test_ring_coverage_in_manifest_summary_and_wire_output(tmp_path: Path, ring_mb: int) -> None:
     if not os.access(paths.NATIVE_AGENT, os.X_OK):
-        pytest.skip(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
+        pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
     scen = tmp_path / "ring.toml"
     scen.write_text(SCENARIO.format(ring_mb=ring_mb))
     root = tmp_path / "results"

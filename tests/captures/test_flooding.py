@@ -12,7 +12,6 @@ would send unicast). Membership comes from the IGMP reports in each port's captu
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -21,8 +20,11 @@ import pytest
 from captures import capture, wire
 from captures.minilab import BridgeLab
 from tests.captures.test_tshark import _RootNet
+from topologies.net import wait_for
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
+
+SPDP_GROUP = "239.255.0.1"  # Cyclone DDS's default multicast group (discovery and data)
 
 
 def run_bridge(run_dir: Path, snooping: bool) -> pd.DataFrame:
@@ -32,7 +34,10 @@ def run_bridge(run_dir: Path, snooping: bool) -> pd.DataFrame:
         cap = capture.start(_RootNet(lab), points, run_dir / "pcaps", 0, 0, 0, local_ips=ips)
         env = lab.cyclone_env(True)
         subs = [lab.popen(lab.hosts[i], ["ddsperf", "-D", "4", "sub"], env=env) for i in (1, 2)]
-        time.sleep(0.5)
+        # the subscribers are members (joined Cyclone's group 239.255.0.1) before data flows
+        joined = wait_for(lambda: all(SPDP_GROUP in lab.ns_exec(lab.hosts[i], [
+            "ip", "maddr", "show", "dev", "eth0"]) for i in (1, 2)), 10)
+        assert joined, [lab.ns_exec(lab.hosts[i], ["ip", "maddr"]) for i in (1, 2)]
         pub = lab.popen(lab.hosts[0], ["ddsperf", "-D", "3", "pub", "1kHz", "size", "100"],
                         env=env)
         for p in (pub, *subs):

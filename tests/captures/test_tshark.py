@@ -15,14 +15,17 @@ tcpdump on r1's link to r2 and on b's link)::
 
 from __future__ import annotations
 
-import time
+import os
+import signal
 from pathlib import Path
 
 import pytest
 
 from captures import capture
+from captures import dissect as dz
 from captures.minilab import BridgeLab, RoutedLab, mcast_receiver, mcast_sender
 from tests.captures.tshark_ref import ours, tshark_figures
+from topologies.net import wait_for
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(240)]
 
@@ -57,7 +60,8 @@ def test_ddsperf_counts_equal_tshark(tmp_path: Path, pairs: int, multicast: bool
                                               "size", "100"], env=env))
         for p in procs:
             p.wait(DURATION_S + 20)
-        time.sleep(0.5)
+        # The last packets may still be in tcpdump's buffer at SIGINT and be lost: both
+        # counts below read the same file, and > 100 captured does not depend on them.
         stats = cap.stop()
     for point, st in stats.items():
         assert st["captured"] and st["captured"] > 100, (point, st)
@@ -77,14 +81,17 @@ def test_routed_pim_igmp_counts_equal_tshark(tmp_path: Path) -> None:
         lab.start_pimd(lab.r2)
         # b joins 239.1.2.3 (IGMP report to r2); a sends RTPS-framed datagrams. pimd takes
         # 15-35 s here before r1 resolves the new (S,G) and registers it to r2, the RP
-        # (Registers carry RTPS: counted like tshark does); stop 2 s after that.
+        # (Registers carry RTPS: counted like tshark does); stop once the capture on r1's
+        # link holds a Register.
         recv = mcast_receiver(lab, lab.b, "239.1.2.3", duration=70)
-        time.sleep(2)
+        assert wait_for(lambda: "239.1.2.3" in lab.ns_exec(lab.b, ["ip", "maddr", "show",
+                                                                   "dev", "eth0"]), 10)
         send = mcast_sender(lab, lab.a, "239.1.2.3", rate=20, duration=70)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and "pimreg" not in lab.ns_exec(lab.r1, ["ip", "mroute"]):
-            time.sleep(0.5)
-        time.sleep(2)
+        assert wait_for(lambda: "pimreg" in lab.ns_exec(lab.r1, ["ip", "mroute"]), 60,
+                        interval=0.5), lab.ns_exec(lab.r1, ["ip", "mroute"])
+        link = next(p for p in cap.points if p.name == "r1-eth2")
+        assert wait_for(lambda: _registers_on_disk(link), 20, interval=0.3), \
+            "no PIM Register in the r1-eth2 capture 20 s after r1 began to register"
         lab.stop(send)
         lab.stop(recv)
         stats = cap.stop()
@@ -96,6 +103,17 @@ def test_routed_pim_igmp_counts_equal_tshark(tmp_path: Path) -> None:
     assert link.pim["hello"] >= 2 and link.pim["register"] >= 1, link.pim
     assert link.rtps["DATA"] >= 1  # RTPS inside the Registers, counted like tshark does
     assert sum(ours(tmp_path / "pcaps" / "b-eth0.pcap").igmp.values()) >= 1
+
+
+def _registers_on_disk(point: capture._Point) -> bool:
+    """Ask tcpdump to flush its file (SIGUSR2, tcpdump's pcap flush signal) and look for a
+    PIM Register in it. tcpdump hands packets on only as its kernel buffer blocks retire
+    (1 s timeout), so this is how to know the Register reached the file."""
+    os.kill(point.proc.pid, signal.SIGUSR2)
+    try:
+        return ours(point.pcap).pim["register"] >= 1
+    except dz.DissectError:  # nothing flushed yet (not even the file header)
+        return False
 
 
 class _RootNet:

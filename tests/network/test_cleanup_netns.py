@@ -20,6 +20,7 @@ import pytest
 
 from mcastlab import ledger
 from mcastlab.paths import REPO_ROOT, STATE_DIR
+from tests.killcheck import assert_nothing_left
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(240)]
 
@@ -121,9 +122,9 @@ def test_clean_after_sigkill_spares_foreign_objects(tmp_path: Path) -> None:
         assert res.returncode == 0, res.stderr
         assert f"{our_tag}: ledger removed" in res.stdout
 
-        alive = [e for e in procs if ledger.proc_alive(e["pid"], e["start"])]
-        assert alive == []  # every namespace dies with its last process
-        assert not (STATE_DIR / f"{our_tag}.ledger").exists()
+        # every recorded process gone (polled: SIGKILLed ones take a moment), every link
+        # and namespace with it, and the ledger
+        assert_nothing_left({STATE_DIR / f"{our_tag}.ledger": entries}, {})
         assert not (STATE_DIR / our_tag).exists()
         assert our_tag not in _sh("ip", "-o", "link", "show").stdout
         # Foreign objects are untouched.

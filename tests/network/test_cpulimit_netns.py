@@ -17,6 +17,7 @@ import pytest
 
 import topologies
 from topologies import cpulimit
+from topologies.net import wait_for
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
 
@@ -32,16 +33,25 @@ def _cpu_seconds(procs: list[psutil.Process]) -> float:
     return total
 
 
+def _looping(p: psutil.Process) -> bool:
+    t = p.cpu_times()
+    return p.cmdline() == BUSY and t.user + t.system > 0.01
+
+
 def _measure(net: object, workdir: Path) -> dict[str, float]:
     started = {"h1": [net.popen("h1", BUSY) for _ in range(3)],  # type: ignore[attr-defined]
                "h2": [net.popen("h2", BUSY)]}  # type: ignore[attr-defined]
     try:
         # mnexec execs the shell in place: the pid is the loop's
         procs = {h: [psutil.Process(p.pid) for p in ps] for h, ps in started.items()}
-        time.sleep(0.5)  # let the loops start; then measure a 3 s window
+        every = [p for ps in procs.values() for p in ps]
+        # the loops run: each pid is the loop itself (past the ledger's gate and mnexec)
+        # and has used CPU
+        assert wait_for(lambda: all(_looping(p) for p in every), 10), [
+            (p.cmdline(), p.cpu_times()) for p in every]
         before = {h: _cpu_seconds(ps) for h, ps in procs.items()}
         t0 = time.monotonic()
-        time.sleep(3.0)
+        time.sleep(3.0)  # the measured window itself: CPU time used over 3 s of wall time
         dt = time.monotonic() - t0
         return {h: (_cpu_seconds(ps) - before[h]) / dt for h, ps in procs.items()}
     finally:

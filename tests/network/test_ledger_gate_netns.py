@@ -8,13 +8,16 @@ The starter is killed with SIGKILL right after the child is spawned but before i
 in the ledger ("spawn"), and right after recording but before the gate opens
 ("recorded"); then the clean routine runs on that ledger only. Nothing may be left: the
 gated child exits by itself when the gate's pipe reaches end-of-file, and the rest is
-removed from the ledger. A minilab user (BridgeLab with the root address 10.77.0.254 and
-a running receiver) is SIGKILLed the same way.
+removed from the ledger. A minilab user (BridgeLab with the root address 10.77.0.254, a
+capture, a receiver and a sender) is SIGKILLed mid-build, with its traffic running and at
+random moments (``MCASTLAB_KILL_MOMENTS``, default 5; seed ``MCASTLAB_KILL_SEED``), each
+time followed by the real `mcastlab clean` (tests/killcheck.py checks what is left).
 """
 
 from __future__ import annotations
 
 import os
+import random
 import secrets
 import signal
 import subprocess
@@ -25,7 +28,8 @@ from pathlib import Path
 import pytest
 
 from mcastlab import ledger
-from mcastlab.paths import REPO_ROOT, STATE_DIR
+from mcastlab.paths import REPO_ROOT
+from tests.killcheck import assert_nothing_left, mcastlab_clean, process_tree, runner_ledgers
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
 
@@ -117,41 +121,91 @@ def test_sigkill_between_start_and_record_leaves_nothing(tmp_path: Path, moment:
 
 
 MINILAB_USER = r"""
-import sys, time
-from captures import minilab
-lab = minilab.BridgeLab(hosts=2, snooping=True).__enter__()
+import time
+from captures import capture, minilab
+
+class RootNet:  # capture points on root-namespace bridge ports
+    def __init__(self, lab):
+        self.lab = lab
+    def popen(self, node, argv, **kw):
+        return self.lab.popen(node, argv, stdout=kw.get("stdout"), stderr=kw.get("stderr"))
+
+lab = minilab.BridgeLab(hosts=3, snooping=True).__enter__()
+capture.start(RootNet(lab), {"p0": (None, lab.ports[0])}, lab.workdir / "pcaps", 96, 0, 0)
 minilab.mcast_receiver(lab, lab.hosts[1], "239.9.9.9", duration=300)
-print(lab.tag, lab.workdir, flush=True)
+minilab.mcast_sender(lab, lab.hosts[0], "239.9.9.9", rate=50, duration=300)
 time.sleep(300)
 """
+MINILAB_MOMENTS = int(os.environ.get("MCASTLAB_KILL_MOMENTS", "5"))
+MINILAB_SEED = int(os.environ.get("MCASTLAB_KILL_SEED", "20261124"))
 
 
-def test_sigkill_of_a_minilab_user_then_clean_leaves_nothing() -> None:
-    """Acceptance 5's minilab case: namespaces, veths, bridge, 10.77.0.254, the receiver
-    and the work directory are all gone after SIGKILL + the clean routine."""
+def _minilab_phase(pid: int, phase: str) -> bool:
+    """From the user's ledger: "building" = a namespace recorded, no process yet (the lab
+    is being built); "traffic" = the capture, the receiver and the sender all recorded
+    and running."""
+    books = runner_ledgers(pid)
+    entries = [e for es in books.values() for e in es]
+    procs = [e for e in entries if e["kind"] == "proc"]
+    if phase == "building":
+        return any(e["kind"] == "netns" for e in entries) and not procs
+    return (sorted(e["what"] for e in procs) == ["python3", "python3", "tcpdump"]
+            and all(ledger.proc_alive(e["pid"], e["start"]) for e in procs))
+
+
+def _kill_minilab_user(moment: str | float) -> str:
+    """Start the minilab user, SIGKILL it at `moment` (a phase or seconds after start),
+    `mcastlab clean`, then check that nothing of its lab is left. Returns what was hit."""
     p = subprocess.Popen([sys.executable, "-c", MINILAB_USER], cwd=REPO_ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        assert p.stdout is not None
-        line = p.stdout.readline()
-        assert line, p.stderr.read() if p.stderr else ""
-        tag, workdir = line.split()
-        entries = ledger.read_ledger(STATE_DIR / f"{tag}.ledger")
-        procs = [e for e in entries if e["kind"] == "proc"]
-        assert procs and all(ledger.proc_alive(e["pid"], e["start"]) for e in procs)
-        assert _root_has_addr("10.77.0.254")
+        t0 = time.monotonic()
+        if isinstance(moment, str):
+            deadline = t0 + 30
+            while not _minilab_phase(p.pid, moment):
+                assert p.poll() is None, p.stderr.read() if p.stderr else ""
+                assert time.monotonic() < deadline, f"minilab user never reached {moment}"
+                time.sleep(0.002)
+        else:
+            time.sleep(moment)  # the random moment itself is what is tested
+        tree = process_tree(p.pid)
+        assert p.poll() is None, p.stderr.read() if p.stderr else ""
     finally:
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=10)
-    ledger.clean_ledger(STATE_DIR / f"{tag}.ledger")
-    assert not any(ledger.proc_alive(e["pid"], e["start"]) for e in procs)
-    names = {e.get("name") or e.get("dev") for e in entries if e["kind"] in ("link", "netns")}
-    assert names and not any(_exists("netns", n) or _exists("link", n) for n in names)
-    assert not [d for d in os.listdir("/run/netns") if tag in d]
-    assert not [d for d in os.listdir("/sys/class/net") if tag in d]
-    assert not _root_has_addr("10.77.0.254")
-    assert not Path(workdir).exists()
-    assert not (STATE_DIR / f"{tag}.ledger").exists()
+    books = runner_ledgers(p.pid)
+    entries = [e for es in books.values() for e in es]
+    hit = (f"{len([e for e in entries if e['kind'] == 'netns'])} namespaces, "
+           f"{sorted(e['what'] for e in entries if e['kind'] == 'proc')} processes recorded")
+    mcastlab_clean()
+    assert_nothing_left(books, tree)
+    for path in books:
+        tag = path.stem
+        assert not [d for d in os.listdir("/run/netns") if tag in d], tag
+        assert not [d for d in os.listdir("/sys/class/net") if tag in d], tag
+        addrs = subprocess.run(["ip", "-o", "addr", "show"], capture_output=True, text=True,
+                               check=False).stdout
+        assert tag not in addrs, addrs
+        assert not list(Path("/tmp").glob(f"mcl-cap-{tag}-*")), tag
+    return hit
+
+
+@pytest.mark.timeout(900)
+def test_sigkill_of_a_minilab_user_then_clean_leaves_nothing(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Acceptance 5's minilab case: a user of captures/minilab.py (a 3-host bridge lab
+    with the root address 10.77.0.254, a capture on a bridge port, a multicast receiver
+    and sender) is SIGKILLed mid-build, with its traffic running, and at random moments;
+    after each, `mcastlab clean` leaves none of its namespaces, veths, bridge, address,
+    processes or work directory."""
+    rng = random.Random(MINILAB_SEED)
+    moments: list[str | float] = ["building", "traffic"]
+    moments += [round(rng.uniform(0.2, 5.0), 2) for _ in range(MINILAB_MOMENTS)]
+    hits = [f"{m}: {_kill_minilab_user(m)}" for m in moments]
+    with capsys.disabled():
+        print("\n[minilab kills] " + "; ".join(hits))
+    assert hits[0].startswith("building: ") and "[]" in hits[0]
+    assert "'python3', 'python3', 'tcpdump'" in hits[1]
 
 
 def test_spawn_of_a_missing_program_fails_like_exec(tmp_path: Path) -> None:

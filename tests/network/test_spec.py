@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -134,11 +134,12 @@ def test_ledger_never_signals_a_recycled_pid(tmp_path: Path) -> None:
         start = ledger.proc_start_time(child.pid)
         assert start is not None and ledger.proc_alive(child.pid, start)
         # Same pid, different start time: it is not the recorded process, so it survives.
-        assert not ledger.signal_recorded(child.pid, start + 1, 9)
-        time.sleep(0.1)
+        assert not ledger.signal_recorded(child.pid, start + 1, signal.SIGKILL)
         assert child.poll() is None
         ledger.stop_recorded(child.pid, start)
-        assert child.wait(timeout=5) is not None
+        # Ended by stop_recorded's SIGTERM: had the first call sent its SIGKILL, that
+        # (pending before the SIGTERM) would have ended it instead.
+        assert child.wait(timeout=5) == -signal.SIGTERM
     finally:
         if child.poll() is None:
             child.kill()
@@ -159,7 +160,7 @@ def test_clean_removes_dead_owners_entries_and_skips_live_ones(tmp_path: Path) -
             '{"kind": "link", "na'  # torn last line, as after SIGKILL mid-write
         )
         report = ledger.clean(tmp_path)
-        assert victim.wait(timeout=5) is not None
+        assert victim.wait(timeout=5) == -signal.SIGTERM  # stopped by its recorded pid
         assert not path.exists() and live.path.exists()
         assert any("owner still running" in line for line in report)
         assert not any("recycled" in line for line in report)  # pid 1 was never signalled
