@@ -40,6 +40,7 @@ _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 # The gate of Ledger.spawn: run "$@" only after reading "go" on the pipe's fd {fd} (then
 # closed); end-of-file (the starter died before recording the child) makes it exit
 # instead. bash, not dash: dash cannot redirect fds above 9; --posix: no BASH_ENV.
+SYSCTL_ROOT = "/proc/sys/"  # the only files a ledger's sysctl entry may write
 _GATE = 'IFS= read -r go <&{fd} && [ "$go" = go ] && exec "$@" {fd}<&-; exit 125'
 # Test hook (tests/network/test_ledger_gate_netns.py): SIGKILL this process right after
 # spawning ("spawn") or right after recording ("recorded"), writing the child's pid to
@@ -208,15 +209,33 @@ class Ledger:
             raise ValueError(f"cgroup {path} lacks the testbed tag {self.tag!r}")
         self._append({"kind": "cgroup", "path": str(path)})
 
+    def raise_sysctl(self, key: Path, value: int) -> int:
+        """Raise the machine-wide integer sysctl `key` to `value` (never lower it); the
+        value to go back to is recorded *before* writing, so teardown or `mcastlab clean`
+        puts it back (see :func:`_restore_sysctl`). Returns the value now in force."""
+        if not str(key).startswith(SYSCTL_ROOT):
+            raise ValueError(f"{key} is not a sysctl under {SYSCTL_ROOT}")
+        now = int(key.read_text())
+        if now >= value:
+            return now
+        # Another live testbed may have raised it already: go back to its original, not to
+        # its raise, once both are gone.
+        held = sysctl_holders(self.path.parent, str(key), exclude=self.tag)
+        original = min((e["old"] for e in held), default=now)
+        self._append({"kind": "sysctl", "key": str(key), "old": original, "set": value})
+        key.write_text(f"{value}\n")
+        return int(key.read_text())
+
     def release(self) -> None:
         """Undo everything recorded, then delete the ledger file."""
-        undo(self.entries, self.tag)
+        undo(self.entries, self.tag, self.path.parent)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
 
-def undo(entries: list[dict], tag: str) -> list[str]:
-    """Remove what `entries` list, newest first. Returns a line per action taken."""
+def undo(entries: list[dict], tag: str, state_dir: Path = STATE_DIR) -> list[str]:
+    """Remove what `entries` list, newest first. Returns a line per action taken.
+    `state_dir` holds the other testbeds' ledgers (a raised sysctl they hold stays)."""
     done: list[str] = []
     procs = [e for e in entries if e["kind"] == "proc"]
     # Signal everything first, then wait, so many processes stop in parallel. Node shells
@@ -252,7 +271,36 @@ def undo(entries: list[dict], tag: str) -> list[str]:
               and Path(e["path"]).is_dir()):
             _rmdir_cgroup(Path(e["path"]))
             done.append(f"removed cgroup {e['path']}")
+        elif e["kind"] == "sysctl" and e["key"].startswith(SYSCTL_ROOT):
+            line = _restore_sysctl(e, tag, state_dir)
+            if line:
+                done.append(line)
     return done
+
+
+def sysctl_holders(state_dir: Path, key: str, exclude: str) -> list[dict]:
+    """The sysctl entries on `key` of every other ledger in `state_dir`."""
+    return [e for path in ledgers(state_dir) if path.stem != exclude
+            for e in read_ledger(path) if e.get("kind") == "sysctl" and e.get("key") == key]
+
+
+def _restore_sysctl(entry: dict, tag: str, state_dir: Path) -> str | None:
+    """Put back a sysctl this testbed raised, unless it was changed since (by someone
+    else: left alone). Another testbed that still holds a raise keeps the largest value it
+    set; the last one out restores the value found before any testbed raised it."""
+    key = Path(entry["key"])
+    try:
+        now = int(key.read_text())
+    except (OSError, ValueError):
+        return None
+    if now != entry["set"]:
+        return None
+    others = sysctl_holders(state_dir, entry["key"], exclude=tag)
+    value = max((e["set"] for e in others), default=entry["old"])
+    if value == now:
+        return None
+    key.write_text(f"{value}\n")
+    return f"restored {key.name} to {value} (was {now})"
 
 
 def _rmdir_cgroup(path: Path) -> None:
@@ -305,7 +353,7 @@ def clean_ledger(path: Path, include_live: bool = False) -> list[str]:
     tag = path.stem
     if owner_alive(entries) and not include_live:
         return [f"{tag}: owner still running, skipped (use --include-live)"]
-    report = [f"{tag}: {line}" for line in undo(entries, tag)]
+    report = [f"{tag}: {line}" for line in undo(entries, tag, path.parent)]
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     report.append(f"{tag}: ledger removed")

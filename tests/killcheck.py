@@ -94,6 +94,9 @@ def leftovers(books: dict[Path, list[dict]], tree: dict[tuple[int, int], str]) -
                 left.append(f"address {e['addr']} on {e['dev']}")
             elif kind in ("dir", "cgroup") and Path(e["path"]).exists():
                 left.append(f"{kind} {e['path']}")
+            elif (kind == "sysctl" and int(Path(e["key"]).read_text()) == e["set"] != e["old"]
+                  and not ledger.sysctl_holders(path.parent, e["key"], exclude=path.stem)):
+                left.append(f"sysctl {e['key']} still raised to {e['set']}")
     left += [f"process {pid} {cmd}" for (pid, start), cmd in tree.items()
              if ledger.proc_alive(pid, start)]
     return left

@@ -216,8 +216,9 @@ class Network:
         """Make the machine-wide ARP table hold every entry this network can need.
 
         The limits are global (one table for all namespaces; see NEIGH_SYSCTL), so they are
-        raised — never lowered, and left raised: another testbed may be relying on them —
-        to the entries in use now + :func:`neighbour_need` + NEIGH_MARGIN. Returns the
+        raised — never lowered — to the entries in use now + :func:`neighbour_need` +
+        NEIGH_MARGIN, through the ledger, which puts the old values back at teardown or
+        `mcastlab clean` (unless another live testbed still needs them). Returns the
         manifest's record (before/after values), also written to the build log.
         """
         self.step = ("making room in the neighbour (ARP) table", "-")
@@ -225,13 +226,11 @@ class Network:
         before = {k: int((NEIGH_SYSCTL / k).read_text()) for k in ("gc_thresh2", "gc_thresh3")}
         in_use = neighbour_entries()
         target = in_use + need + NEIGH_MARGIN
-        after = dict(before)
-        for key in ("gc_thresh3", "gc_thresh2"):  # thresh3 first: thresh2 <= thresh3
-            if before[key] < target:
-                (NEIGH_SYSCTL / key).write_text(f"{target}\n")
-                after[key] = int((NEIGH_SYSCTL / key).read_text())
+        after = {k: self.ledger.raise_sysctl(NEIGH_SYSCTL / k, target)
+                 for k in ("gc_thresh3", "gc_thresh2")}  # thresh3 first: thresh2 <= thresh3
         record = {"needed": need, "in_use_before": in_use, "before": before, "after": after,
-                  "scope": "machine-wide (net.ipv4.neigh.default), raised only, left raised"}
+                  "scope": "machine-wide (net.ipv4.neigh.default), raised only, "
+                           "restored at teardown"}
         if after != before:
             self.log(f"== neighbour table: this network may need {need} ARP entries, "
                      f"{in_use} in use: raised {before} to {after}")
