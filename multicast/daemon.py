@@ -70,7 +70,8 @@ class Daemon:
         self.conf_path.write_text(text)
         self.check(text)
         log = open(self.log_path, "a")  # noqa: SIM115 - append: we add state dumps too
-        self.proc = self.net.popen(self.node, self.argv(), stdout=log, stderr=subprocess.STDOUT)
+        self.proc = self.net.popen(self.node, self.argv(), network_plane=True, stdout=log,
+                                   stderr=subprocess.STDOUT)
         log.close()
         self.started_at = time.monotonic()
         self.pid_path.write_text(f"{self.proc.pid}\n")

@@ -113,8 +113,8 @@ class FrrPim(Daemon):
         self.vtysh_dir.mkdir(exist_ok=True)
         (self.vtysh_dir / "vtysh.conf").write_text(self.render("frr_vtysh.conf.tmpl"))
         with open(self.zebra_log, "w") as log:
-            self.zebra = self.net.popen(self.node, self.zebra_argv(), stdout=log,
-                                        stderr=subprocess.STDOUT)
+            self.zebra = self.net.popen(self.node, self.zebra_argv(), network_plane=True,
+                                        stdout=log, stderr=subprocess.STDOUT)
         # pimd retries zebra itself, but starting it after zserv.api exists saves a retry.
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and self.zebra.poll() is None:

@@ -56,7 +56,7 @@ class OvsInstance:
         self.net.popen(self.switch, [
             "ovs-vswitchd", f"unix:{self.sock}", f"--unixctl={self.vswitchd_ctl}",
             f"--log-file={log}", f"--pidfile={self.rundir / 'ovs-vswitchd.pid'}"],
-            env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            network_plane=True, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self._wait_file(self.vswitchd_ctl)
 
     def vsctl(self, *args: str) -> str:

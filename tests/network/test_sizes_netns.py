@@ -18,6 +18,7 @@ pimd; a stream across the whole domain.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,14 @@ def _leftovers(tag: str, procs: list[dict[str, Any]]) -> list[str]:
     return left
 
 
+def _check_plane_priority(procs: list[dict[str, Any]], daemon: str) -> None:
+    """The network's daemons run above the hosts (topologies/net.py, PLANE_REALTIME)."""
+    pids = [e["pid"] for e in procs
+            if e["what"] == daemon and ledger.proc_alive(e["pid"], e["start"])]
+    assert pids, f"no {daemon} running from the ledger"
+    assert {os.sched_getscheduler(pid) for pid in pids} == {os.SCHED_RR}
+
+
 def _check_stream(r: dict[str, Any], members: list[str]) -> None:
     for m in members:
         assert r["hosts"][m]["received"] >= 0.99 * COUNT, (m, r["hosts"][m])
@@ -80,6 +89,8 @@ def test_lan_builds_delivers_and_cleans_up(workdir: Path, hosts: int, switch: st
         r = probe.probe(net, "h1", members, count=COUNT, rate=500)
         assert r["sent"] == COUNT
         _check_stream(r, members)
+        if switch == "ovs":
+            _check_plane_priority(procs, "ovs-vswitchd")
         mdb = r["multicast_state"]["switches"]["s1"]["mdb"]
         if members:
             assert sorted(mdb[probe.GROUP]) == sorted(
@@ -103,5 +114,6 @@ def test_routed_at_its_bounds_builds_delivers_and_cleans_up(workdir: Path, route
             assert r["hosts"][m]["received"] >= 0.99 * COUNT, (m, r["hosts"][m])
         assert r["ok"], r["problems"]
         procs = [e for e in net.ledger.entries if e["kind"] == "proc"]
+        _check_plane_priority(procs, "pimd")
     assert _leftovers(tag, procs) == []
 
