@@ -179,14 +179,45 @@ class Network:
         ``net.sh("h1", ["ip link set lo up", "ip link set h1-eth0 up"], "configuring host")``
         """
         self.step = (what, node)
+        script, command = self._script(node, lines)
+        return self._script_done(node, what, script, self.cmd(node, command))
+
+    def sh_each(self, scripts: Sequence[tuple[str, Sequence[str], str]]) -> None:
+        """:meth:`sh` for several (node, lines, what) at once: every script that fits a pty
+        line is sent to its node's shell before any is waited for, so the nodes work in
+        parallel (150 hosts: 2.1 s one after the other)."""
+        sent = []
+        for node, lines, what in scripts:
+            self.step = (what, node)
+            script, command = self._script(node, lines)
+            if len(command.encode()) <= PTY_LINE_MAX:
+                self.node(node).sendCmd(command)
+                sent.append((node, what, script))
+            else:
+                self._script_done(node, what, script, self.cmd(node, command))
+        failure: BuildError | None = None
+        for node, what, script in sent:  # collect every output, so no shell stays busy
+            out = self.node(node).waitOutput()
+            try:
+                self._script_done(node, what, script, out)
+            except BuildError as e:
+                failure = failure or e
+        if failure:
+            raise failure
+
+    def _script(self, node: str, lines: Sequence[str]) -> tuple[str, str]:
+        """(the script as logged, the command that runs it in a subshell with -e: the
+        first failing line ends it; its status follows a marker)."""
         script = "\n".join(lines)
         if len(script.encode()) > ARGV_SCRIPT_MAX:
             path = self.workdir / f"script_{node}_{len(list(self.workdir.glob('script_*')))}.sh"
             path.write_text(script + "\n")
             script = f". {shlex.quote(str(path))}"
-        # A subshell with -e: the first failing line ends it; its status follows a marker.
         body = "; ".join(script.splitlines()) if len(script) <= PTY_LINE_MAX else script
-        out = self.cmd(node, f"( set -e; {body} ) 2>&1; echo {_RC_MARK}$?")
+        return script, f"( set -e; {body} ) 2>&1; echo {_RC_MARK}$?"
+
+    def _script_done(self, node: str, what: str, script: str, out: str) -> str:
+        """Log a script's output; raise BuildError unless it exited 0."""
         text = out.replace("\r", "")
         head, mark, tail = text.rpartition(_RC_MARK)
         rc = tail.split()[0] if mark and tail.split() else "?"  # "?": the shell never said
@@ -277,7 +308,10 @@ class Network:
         level = lg.getEffectiveLevel()
         lg.setLevel(50)  # silence tc's "quantum is big" warnings Mininet prints as errors
         try:
-            Link(self.node(a), self.node(b), intfName1=ia, intfName2=ib, fast=True, **params)
+            # up=None: no `ifconfig up` per interface (300 pty commands at 150 hosts); the
+            # node and switch scripts bring every interface up.
+            Link(self.node(a), self.node(b), intfName1=ia, intfName2=ib, fast=True, up=None,
+                 **params)
         finally:
             lg.setLevel(level)
 
@@ -349,6 +383,7 @@ class Network:
     def _configure_nodes(self) -> None:
         spec = self.spec
         igmp = spec.params.get("igmp", "3")
+        scripts = []
         for name in [*spec.hosts, *spec.routers]:
             lines = ["ip link set lo up"]
             for intf, addr in spec.addresses[name].items():
@@ -369,7 +404,9 @@ class Network:
                     lines.append(f"ip route add {dst} via {via}")
             if name == _TEST_FAIL_ON:
                 lines.append("ip link set dev mcl-injected up")  # really fails: no such device
-            self.sh(name, lines, f"configuring {'host' if name in spec.hosts else 'router'}")
+            role = "host" if name in spec.hosts else "router"
+            scripts.append((name, lines, f"configuring {role}"))
+        self.sh_each(scripts)
 
     def _start_switch(self, sw: str) -> None:
         p = self.spec.params
@@ -526,7 +563,11 @@ def _gated_node(ledger: Ledger, logical: str) -> Any:
     `logical`'s "shell" before it runs (Mininet spawns it in ``Node._popen``)."""
     from mininet.node import Node
 
+    Node.checkSetup()  # Mininet's one-time check (mnexec on the path), once per process
+
     class GatedNode(Node):  # type: ignore[misc]
+        isSetup = True  # a class per node: without this, the check ran for each (0.85 s/150)
+
         def _popen(self, cmd: list[str], **params: Any) -> subprocess.Popen:
             params.pop("close_fds", None)  # the gate passes its pipe: close_fds is forced on
             return ledger.spawn(cmd, logical, "shell", **params)
