@@ -143,7 +143,9 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
   x << "<profiles><transport_descriptors><transport_descriptor><transport_id>udp</transport_id>"
     << "<type>UDPv4</type><TTL>32</TTL>";
   if (!cfg.nic_ip.empty())
-    x << "<interfaceWhiteList><address>" << cfg.nic_ip << "</address></interfaceWhiteList>";
+    x << "<interfaceWhiteList><address>" << cfg.nic_ip << "</address>"
+      << (o.nic_is_name ? std::string("<!-- -nic ") + o.nic + " -->" : std::string())
+      << "</interfaceWhiteList>";
   if (o.npeers > 0) x << "<maxInitialPeersRange>" << udp->maxInitialPeersRange << "</maxInitialPeersRange>";
   x << "</transport_descriptor></transport_descriptors><participant profile_name=\"perftest\"><rtps>"
     << "<userTransports><transport_id>udp</transport_id></userTransports>"
