@@ -68,7 +68,8 @@ def test_75_publishers_75_subscribers(lab4: NetLab, agent: str, agent_kind: Agen
             if (m := re.search(r"discovery complete: .* after ([\d.]+) s", r.stderr))]
     last = max(r.elapsed for r in res)
     with capsys.disabled():
-        print(f"\n[scale {agent_kind.name} {mode}] {len(res)} processes: discovery complete in {len(disc)}; "
+        print(f"\n[scale {agent_kind.name} {mode}] {len(res)} processes: "
+              f"discovery complete in {len(disc)}; "
               f"discovery s median {statistics.median(disc) if disc else float('nan'):.1f} "
               f"max {max(disc) if disc else float('nan'):.1f}; last exit at {last:.1f} s; "
               f"peak total RSS {peak[0] / 2**20:.0f} MiB; harness wall {wall:.0f} s")
