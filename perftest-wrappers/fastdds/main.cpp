@@ -28,6 +28,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -37,6 +38,8 @@
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 #include <fastdds/dds/domain/DomainParticipantListener.hpp>
+#include <fastdds/dds/log/Log.hpp>
+#include <fastdds/dds/log/StdoutErrConsumer.hpp>
 #include <fastdds/dds/publisher/DataWriter.hpp>
 #include <fastdds/dds/publisher/DataWriterListener.hpp>
 #include <fastdds/dds/publisher/Publisher.hpp>
@@ -99,10 +102,13 @@ void on_signal(int) { g_stop = 1; }
 const char *role() { return opt.pub ? "publisher" : "subscriber"; }
 int my_id() { return opt.pub ? opt.pid : opt.sid; }
 
+// Exits without running destructors: Fast DDS's threads may still be running.
 [[noreturn]] void fatal(const char *what)
 {
   std::fprintf(stderr, "%s %d: %s failed\n", role(), my_id(), what);
-  std::exit(1);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(1);
 }
 
 bool retryable(ReturnCode_t rc)
@@ -329,7 +335,8 @@ void create_participant()
   std::string err;
   if (!perftest::build_config(opt, name, cfg, err)) {
     std::fprintf(stderr, "%s: %s\n", PROG, err.c_str());
-    std::exit(1);
+    std::fflush(stdout);
+    _exit(1);
   }
   std::fprintf(stderr, "config: %s\n", perftest::mode_description(opt));
   if (opt.pub && opt.pub_rate > 0)
@@ -1116,6 +1123,15 @@ int main(int argc, char **argv)
   pt_set_agent(PROG, "the Fast DDS agent", "eProsima Fast DDS", "perftest-wrappers/fastdds/README.md",
                "3, or 30% of -leaseDuration if shorter");
   pt_parse_options(argc, argv, &opt);
+  // Fast DDS logs to stdout by default: stdout carries only Perftest's tables, so every
+  // Fast DDS log message goes to stderr (errors and warnings; Fast DDS's default verbosity).
+  {
+    auto consumer = std::make_unique<eprosima::fastdds::dds::StdoutErrConsumer>();
+    consumer->stderr_threshold(eprosima::fastdds::dds::Log::Kind::Info);
+    eprosima::fastdds::dds::Log::ClearConsumers();
+    eprosima::fastdds::dds::Log::RegisterConsumer(std::move(consumer));
+    eprosima::fastdds::dds::Log::SetVerbosity(eprosima::fastdds::dds::Log::Kind::Warning);
+  }
   // Fast DDS 2.9 has no DDS-level write batching.
   if (opt.batch_size > 0) {
     std::fprintf(stderr, "%s: invalid value '%d' for -batchSize: Fast DDS %s has no write batching "
