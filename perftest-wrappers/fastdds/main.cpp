@@ -1124,7 +1124,7 @@ int main(int argc, char **argv)
                "3, or 30% of -leaseDuration if shorter");
   pt_parse_options(argc, argv, &opt);
   // Fast DDS logs to stdout by default: stdout carries only Perftest's tables, so every
-  // Fast DDS log message goes to stderr (errors and warnings; Fast DDS's default verbosity).
+  // Fast DDS log message goes to stderr (errors and warnings).
   {
     auto consumer = std::make_unique<eprosima::fastdds::dds::StdoutErrConsumer>();
     consumer->stderr_threshold(eprosima::fastdds::dds::Log::Kind::Info);
