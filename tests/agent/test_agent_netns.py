@@ -35,8 +35,8 @@ LATENCY_COUNT = 500
 @pytest.mark.parametrize(("pubs", "subs"), [(1, 1), (1, 3), (3, 3)])
 @pytest.mark.parametrize("build", ["release", "asan"])
 def test_reliable_throughput_no_loss_latency_rotation(
-    request: pytest.FixtureRequest, lab4: NetLab, tmp_path: Path, build: str, mode: str,
-    pubs: int, subs: int,
+    request: pytest.FixtureRequest, lab4: NetLab, tmp_path: Path, agent_kind: AgentKind,
+    build: str, mode: str, pubs: int, subs: int,
 ) -> None:
     """Acceptance 1 (and 7 with the ASan build)."""
     agent = request.getfixturevalue("agent_asan" if build == "asan" else "agent")
