@@ -132,9 +132,15 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
     }
   }
   if (o.multicast) {
-    // Per-topic groups on the domain's user-multicast port (PB + DG * domain + d2).
+    // Per-topic groups, each on its own port: the domain's user-multicast port
+    // (PB + DG * domain + d2) for Throughput, +2 and +4 for Latency and Announcement (still
+    // below the first participant's unicast ports, PB + DG * domain + 10). With one port for
+    // all three, Fast DDS 2.9 joined only the group of the first reader created on it:
+    // publisher 0 never received the echoes sent to the Latency group (captured: the same
+    // echo repaired again and again, never acknowledged).
     uint32_t port = domain_port + q.wire_protocol().port.offsetd2;
-    for (int i = 0; i < 3; i++) cfg.groups[i] = udp_locator(o.mcast_addr[i], port);
+    for (int i = 0; i < 3; i++)
+      cfg.groups[i] = udp_locator(o.mcast_addr[i], port + 2 * static_cast<uint32_t>(i));
   }
   if (o.send_queue_size > 0) cfg.writer_max_samples = o.send_queue_size;
 
