@@ -86,6 +86,14 @@ const char *mode_description(const pt_options_t &o)
                      : "data: unicast; discovery: multicast SPDP only";
 }
 
+double heartbeat_period_s(const pt_options_t &o)
+{
+  if (!pt_large_test(&o)) return 0.1;
+  double p = static_cast<double>(o.est_participants);
+  double hb = p * p / 7500.0;
+  return hb < 1.0 ? 1.0 : hb > 3.0 ? 3.0 : hb;
+}
+
 double announcement_period_s(const pt_options_t &o)
 {
   if (o.spdp_interval > 0) return o.spdp_interval;
@@ -103,6 +111,7 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
   auto udp = std::make_shared<UDPv4TransportDescriptor>();
   udp->TTL = 32;  // routed domains: multicast crosses routers
   if (!cfg.nic_ip.empty()) udp->interfaceWhiteList.push_back(cfg.nic_ip);
+  udp->receiveBufferSize = RECEIVE_BUFFER;
   if (o.npeers > 0) udp->maxInitialPeersRange = static_cast<uint32_t>(o.max_participant_index) + 1;
   q.transport().use_builtin_transports = false;
   q.transport().user_transports.clear();
@@ -142,12 +151,15 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
     for (int i = 0; i < 3; i++)
       cfg.groups[i] = udp_locator(o.mcast_addr[i], port + 2 * static_cast<uint32_t>(i));
   }
-  if (o.send_queue_size > 0) cfg.writer_max_samples = o.send_queue_size;
+  cfg.writer_max_samples = o.send_queue_size > 0 ? o.send_queue_size
+                           : pt_large_test(&o)   ? LARGE_TEST_WINDOW_SAMPLES
+                                                 : WINDOW_SAMPLES;
+  cfg.heartbeat_period = eprosima::fastrtps::Duration_t(static_cast<long double>(heartbeat_period_s(o)));
 
   // The same choices, written as a Fast DDS XML profile for the reader of the logs.
   std::ostringstream x;
   x << "<profiles><transport_descriptors><transport_descriptor><transport_id>udp</transport_id>"
-    << "<type>UDPv4</type><TTL>32</TTL>";
+    << "<type>UDPv4</type><TTL>32</TTL><receiveBufferSize>" << RECEIVE_BUFFER << "</receiveBufferSize>";
   if (!cfg.nic_ip.empty())
     x << "<interfaceWhiteList><address>" << cfg.nic_ip << "</address>"
       << (o.nic_is_name ? std::string("<!-- -nic ") + o.nic + " -->" : std::string())
@@ -181,7 +193,13 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
     x << "</data_reader>";
   }
   x << "<data_writer profile_name=\"all\"><qos><data_sharing><kind>OFF</kind></data_sharing>"
-    << "</qos></data_writer></profiles>";
+    << "<reliability><kind>" << (o.best_effort ? "BEST_EFFORT" : "RELIABLE") << "</kind></reliability>"
+    << "<history><kind>" << (o.best_effort ? "KEEP_LAST" : "KEEP_ALL") << "</kind></history>"
+    << "<publishMode><kind>SYNCHRONOUS</kind></publishMode></qos><times><heartbeatPeriod><nanosec>"
+    << static_cast<long long>(heartbeat_period_s(o) * 1e9) << "</nanosec></heartbeatPeriod></times>"
+    << "<resourceLimitsQos><max_samples>" << cfg.writer_max_samples << "</max_samples>"
+    << "<max_samples_per_instance>" << cfg.writer_max_samples << "</max_samples_per_instance>"
+    << "</resourceLimitsQos></data_writer></profiles>";
   cfg.xml = x.str();
   return true;
 }

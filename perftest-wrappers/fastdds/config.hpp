@@ -16,8 +16,19 @@ struct AgentConfig {
   std::string xml;      // the agent's choices written as a Fast DDS XML profile
   // -multicast: the groups of the Throughput, Latency and Announcement readers
   eprosima::fastrtps::rtps::Locator_t groups[3];
-  int writer_max_samples = 0;  // 0: Fast DDS's default resource limits
+  int writer_max_samples = 1000;  // the reliable writers' window (KEEP_ALL max_samples)
+  eprosima::fastrtps::Duration_t heartbeat_period;  // the user writers' heartbeat period
 };
+
+// Socket receive buffer requested for the UDPv4 transport (bytes).
+constexpr uint32_t RECEIVE_BUFFER = 1 << 20;
+// Writer window in samples: default, and in large tests (> PT_LARGE_TEST participants).
+constexpr int WINDOW_SAMPLES = 1000;
+constexpr int LARGE_TEST_WINDOW_SAMPLES = 160;
+
+// Heartbeat period (s) of the agent's writers: 0.1 s (Cyclone's HeartbeatInterval, the
+// native agent's default), and in large tests the native agent's P^2 / 7500 s, 1 to 3 s.
+double heartbeat_period_s(const pt_options_t &o);
 
 // Fills cfg from the options; on an impossible setting (an -nic that names no interface of
 // this host) returns false with a message in err.

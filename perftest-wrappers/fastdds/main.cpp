@@ -234,10 +234,11 @@ eprosima::fastrtps::rtps::MemoryManagementPolicy_t memory_policy()
                               : eprosima::fastrtps::rtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE;
 }
 
+// KEEP_ALL histories are bounded by max_samples_per_instance too, 400 by default in Fast
+// DDS: with one instance (unkeyed topics), a window of 400 samples, not max_samples.
 void keyed_limits(ResourceLimitsQosPolicy &rl)
 {
-  if (!opt.keyed) return;
-  rl.max_instances = opt.instances;
+  if (opt.keyed) rl.max_instances = opt.instances;
   rl.max_samples_per_instance = rl.max_samples;
 }
 
@@ -252,11 +253,10 @@ DataWriterQos data_writer_qos(const char *tag, int id)
     q.reliability().kind = RELIABLE_RELIABILITY_QOS;
     q.reliability().max_blocking_time = Duration_t(1, 0);
     q.history().kind = KEEP_ALL_HISTORY_QOS;
-    if (cfg.writer_max_samples > 0) {
-      q.resource_limits().max_samples = cfg.writer_max_samples;
-      q.resource_limits().allocated_samples = std::min(cfg.writer_max_samples, 100);
-    }
+    q.resource_limits().max_samples = cfg.writer_max_samples;
+    q.resource_limits().allocated_samples = std::min(cfg.writer_max_samples, 100);
   }
+  q.reliable_writer_qos().times.heartbeatPeriod = cfg.heartbeat_period;
   q.durability().kind = VOLATILE_DURABILITY_QOS;
   keyed_limits(q.resource_limits());
   q.data_sharing().off();
@@ -293,6 +293,7 @@ DataWriterQos ann_writer_qos(int id)
   q.history().kind = KEEP_ALL_HISTORY_QOS;
   q.data_sharing().off();
   q.endpoint().history_memory_policy = eprosima::fastrtps::rtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE;
+  q.reliable_writer_qos().times.heartbeatPeriod = cfg.heartbeat_period;
   q.user_data().data_vec(user_data("sub", id));
   return q;
 }
