@@ -1115,6 +1115,15 @@ int run_subscriber()
 
 }  // namespace
 
+#ifdef MCASTLAB_ASAN
+// Fast DDS 2.9.1 itself deletes its statistics reader (StatisticsReaderImpl, 64 bytes) through
+// an RTPSReader pointer of another size when a reader is deleted (ASan's report: allocated
+// in StatisticsReaderImpl::StatisticsReaderImpl, freed in RTPSReader::~RTPSReader from
+// DomainParticipantImpl::delete_contained_entities): a size mismatch inside the library,
+// not in the agent. Only that check is off; every other ASan check stays on.
+extern "C" const char *__asan_default_options() { return "new_delete_type_mismatch=0"; }
+#endif
+
 int main(int argc, char **argv)
 {
   t_start = now_ns();
