@@ -86,6 +86,17 @@ const char *mode_description(const pt_options_t &o)
                      : "data: unicast; discovery: multicast SPDP only";
 }
 
+int window_samples(const pt_options_t &o)
+{
+  if (o.send_queue_size > 0) return o.send_queue_size;
+  // Publishers: -numPublishers when given (the runner gives both counts), else half the
+  // participant estimate (Perftest's N x N tests).
+  int pubs = o.both_counts || o.sub ? o.num_pubs : o.est_participants / 2;
+  if (pubs < 1) pubs = 1;
+  int w = static_cast<int>(RECEIVE_BUFFER / 1024u) / pubs;
+  return w < 16 ? 16 : w > 1000 ? 1000 : w;
+}
+
 double heartbeat_period_s(const pt_options_t &o)
 {
   if (!pt_large_test(&o)) return 0.1;
@@ -151,9 +162,7 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
     for (int i = 0; i < 3; i++)
       cfg.groups[i] = udp_locator(o.mcast_addr[i], port + 2 * static_cast<uint32_t>(i));
   }
-  cfg.writer_max_samples = o.send_queue_size > 0 ? o.send_queue_size
-                           : pt_large_test(&o)   ? LARGE_TEST_WINDOW_SAMPLES
-                                                 : WINDOW_SAMPLES;
+  cfg.writer_max_samples = window_samples(o);
   cfg.heartbeat_period = eprosima::fastrtps::Duration_t(static_cast<long double>(heartbeat_period_s(o)));
 
   // The same choices, written as a Fast DDS XML profile for the reader of the logs.

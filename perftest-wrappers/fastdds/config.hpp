@@ -16,15 +16,19 @@ struct AgentConfig {
   std::string xml;      // the agent's choices written as a Fast DDS XML profile
   // -multicast: the groups of the Throughput, Latency and Announcement readers
   eprosima::fastrtps::rtps::Locator_t groups[3];
-  int writer_max_samples = 1000;  // the reliable writers' window (KEEP_ALL max_samples)
+  int writer_max_samples = 1000;  // the reliable writers' window (window_samples)
   eprosima::fastrtps::Duration_t heartbeat_period;  // the user writers' heartbeat period
 };
 
 // Socket receive buffer requested for the UDPv4 transport (bytes).
 constexpr uint32_t RECEIVE_BUFFER = 1 << 20;
-// Writer window in samples: default, and in large tests (> PT_LARGE_TEST participants).
-constexpr int WINDOW_SAMPLES = 1000;
-constexpr int LARGE_TEST_WINDOW_SAMPLES = 160;
+// The reliable writers' window in samples (KEEP_ALL max_samples), unless -sendQueueSize:
+// a subscriber's socket buffer must hold a full window of every publisher (Fast DDS sends
+// one datagram per sample, ~1 KiB of buffer each), so RECEIVE_BUFFER / (1 KiB x
+// publishers), between 16 and 1000 samples. Measured (README): a 10 x 10 test with 1000
+// collapsed (publishers stalled after their first window, 13 processes exited 1), with
+// 100 every process exited 0.
+int window_samples(const pt_options_t &o);
 
 // Heartbeat period (s) of the agent's writers: 0.1 s (Cyclone's HeartbeatInterval, the
 // native agent's default), and in large tests the native agent's P^2 / 7500 s, 1 to 3 s.

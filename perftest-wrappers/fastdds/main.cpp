@@ -1190,6 +1190,10 @@ int main(int argc, char **argv)
   }
   std::fprintf(stderr, "config: write batching off (Fast DDS has no write batching; synchronous "
                        "publication, one DATA submessage per sample)\n");
+  if (!opt.best_effort)
+    std::fprintf(stderr, "config: writer window %d samples (%s)\n", perftest::window_samples(opt),
+                 opt.send_queue_size > 0 ? "-sendQueueSize"
+                                         : "1 MiB receive buffer / (1 KiB x publishers), 16..1000");
   if (opt.multicast)
     std::fprintf(stderr, "config: multicast groups: Throughput %s, Latency %s, Announcement %s, TTL 32\n",
                  opt.mcast_addr[0], opt.mcast_addr[1], opt.mcast_addr[2]);
