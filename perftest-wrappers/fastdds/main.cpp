@@ -235,11 +235,19 @@ eprosima::fastrtps::rtps::MemoryManagementPolicy_t memory_policy()
 }
 
 // KEEP_ALL histories are bounded by max_samples_per_instance too, 400 by default in Fast
-// DDS: with one instance (unkeyed topics), a window of 400 samples, not max_samples.
+// DDS: with one instance (unkeyed topics), a window of 400 samples, not max_samples. Keyed:
+// the window is shared by the instances (Fast DDS refuses max_instances x
+// max_samples_per_instance > max_samples).
 void keyed_limits(ResourceLimitsQosPolicy &rl)
 {
-  if (opt.keyed) rl.max_instances = opt.instances;
-  rl.max_samples_per_instance = rl.max_samples;
+  if (!opt.keyed) {
+    rl.max_samples_per_instance = rl.max_samples;
+    return;
+  }
+  rl.max_instances = opt.instances;
+  rl.max_samples_per_instance = std::max(1, rl.max_samples / opt.instances);
+  rl.max_samples = rl.max_samples_per_instance * opt.instances;
+  rl.allocated_samples = std::min(rl.allocated_samples, rl.max_samples);
 }
 
 DataWriterQos data_writer_qos(const char *tag, int id)
