@@ -228,7 +228,8 @@ std::string describe_participant(const eprosima::fastdds::dds::DomainParticipant
       for (size_t i = 0; i < u->interfaceWhiteList.size(); i++)
         s << (i ? "," : "") << u->interfaceWhiteList[i];
       if (u->interfaceWhiteList.empty()) s << "(all)";
-      s << " maxInitialPeersRange=" << u->maxInitialPeersRange << ")";
+      s << " receiveBufferSize=" << u->receiveBufferSize
+        << " maxInitialPeersRange=" << u->maxInitialPeersRange << ")";
     } else if (std::dynamic_pointer_cast<eprosima::fastdds::rtps::SharedMemTransportDescriptor>(t)) {
       s << "SHM";
     } else {
