@@ -311,3 +311,22 @@ def test_keyed_instances_no_loss(lab2: NetLab, agent: str) -> None:
     out = parse_perftest_output(sub.stdout)
     assert out.summary["Total Samples"] == pub.sent() > 0 and out.summary["Lost Samples"] == 0
     assert ", keyed" in pub.stderr
+
+
+def test_peers_mode_sends_no_multicast(lab2: NetLab, agent: str, tmp_path: Path) -> None:
+    """-peer without -multicast is fully unicast: not one datagram to a multicast group on
+    the bridge (SPDP included), while the test runs and every process exits 0."""
+    pcap, log = tmp_path / "br.pcap", tmp_path / "tcpdump.log"
+    with log.open("w") as lf:
+        cap = lab2.popen_root(["tcpdump", "-i", f"pt{lab2.tag}br", "-nn", "-s", "96", "-w",
+                               str(pcap), "udp"], stdout=subprocess.DEVNULL, stderr=lf)
+    assert wait_for(lambda: "listening on" in _text(log) or cap.poll() is not None, 10)
+    assert cap.poll() is None, _text(log)
+    peers = ["-peer", lab2.ip(0), "-peer", lab2.ip(1)]
+    res = run_agents(lab2, agent, 2, 2, [*peers, "-latencyCount", "100"],
+                     pub_args=["-executionTime", "2"], timeout=25)
+    cap.send_signal(signal.SIGINT)
+    cap.wait(timeout=10)
+    assert all(r.rc == 0 for r in res), describe(res)
+    assert _count(pcap, "dst net 224.0.0.0/4") == 0
+    assert _count(pcap, "not dst net 224.0.0.0/4") > 100
