@@ -36,6 +36,14 @@ APT_PACKAGES=(
   iperf3 socat rt-tests shellcheck
   libyang2 libc-ares2 libjson-c5 libreadline8 libcap2 libpam0g
 )
+# eProsima Fast DDS for the second agent (perftest-wrappers/fastdds). Optional: where apt
+# lacks it or has a version the agent does not support, setup says so and goes on without
+# that agent (agent kinds fastdds and fastdds-asan are then unavailable).
+FASTDDS_PACKAGES=(libfastrtps-dev fastdds-tools)
+# The agent is written and tested against Fast DDS 2.9 (Debian 12: 2.9.1); it uses the 2.x
+# API (fastrtps library, ReturnCode_t), which Fast DDS 3 renamed.
+FASTDDS_MIN=2.9
+FASTDDS_BELOW=3.0
 TEX_PACKAGES=(texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended latexmk)
 [ "$with_tex" = 1 ] && APT_PACKAGES+=("${TEX_PACKAGES[@]}")
 
@@ -45,6 +53,8 @@ DEPS="$here/.deps"
 # the folder's README); each is built twice, Release and Debug with AddressSanitizer
 # (-DMCASTLAB_ASAN=ON). A stamp of the sources' hash decides whether to rebuild.
 NATIVE_COMPONENTS=(perftest-wrappers/native captures/native)
+FASTDDS_COMPONENT=perftest-wrappers/fastdds
+FASTDDS_NOTE="$here/build/fastdds-unsupported.txt"  # why the Fast DDS agent is not built
 PRIVATE_DEBS=(smcroute frr)
 private_ok() { case "$1" in smcroute) [ -x "$DEPS/smcroute/usr/sbin/smcrouted" ] ;;
                            frr) [ -x "$DEPS/frr/usr/lib/frr/pimd" ] ;; esac; }
@@ -75,11 +85,30 @@ apt_missing() {
 lock_hash() { sha256sum "$here/requirements.lock" "$here/pyproject.toml" | sha256sum | cut -c1-16; }
 
 sources_hash() {
-  find "$here/$1" -type f \( -name '*.c' -o -name '*.h' -o -name '*.idl' -o -name 'CMakeLists.txt' \) -print0 \
+  # The Fast DDS agent also compiles the native agent's options.c and printer.c.
+  local extra=()
+  [ "$1" = "$FASTDDS_COMPONENT" ] && extra=("$here/perftest-wrappers/native")
+  find "$here/$1" "${extra[@]}" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.hpp' \
+      -o -name '*.idl' -o -name 'CMakeLists.txt' \) -print0 \
     | sort -z | xargs -0 cat | sha256sum | cut -c1-16
 }
 stamp_of() { echo "$here/build/$(echo "$1" | tr / _).stamp"; }
 native_stale() { [ -f "$here/$1/CMakeLists.txt" ] && [ "$(cat "$(stamp_of "$1")" 2>/dev/null)" != "$(sources_hash "$1")" ]; }
+
+# Fast DDS: "ok", "absent" (not installed) or why the installed version is unsupported.
+fastdds_state() {
+  local v
+  v=$(dpkg-query -W -f='${Version}' libfastrtps-dev 2>/dev/null) || { echo absent; return; }
+  dpkg-query -W -f='${Status}' libfastrtps-dev 2>/dev/null | grep -q 'install ok installed' || { echo absent; return; }
+  v=${v#*:}; v=${v%%[+~-]*}
+  if dpkg --compare-versions "$v" ge "$FASTDDS_MIN" && dpkg --compare-versions "$v" lt "$FASTDDS_BELOW"; then
+    echo ok
+  else
+    echo "Fast DDS $v is installed, but the Fast DDS agent supports $FASTDDS_MIN <= version < $FASTDDS_BELOW" \
+         "(it is written and tested against 2.9.1, Debian 12); agent kinds fastdds and fastdds-asan are" \
+         "unavailable on this machine (the native agent is not affected)"
+  fi
+}
 
 # ---- what is missing -------------------------------------------------------------
 am=$(apt_missing)
@@ -92,6 +121,17 @@ fi
 for c in "${NATIVE_COMPONENTS[@]}"; do
   native_stale "$c" && missing+=("native build of $c")
 done
+fds=$(fastdds_state)
+case "$fds" in
+  ok) native_stale "$FASTDDS_COMPONENT" && missing+=("native build of $FASTDDS_COMPONENT") ;;
+  absent)
+    if apt-cache show libfastrtps-dev >/dev/null 2>&1; then
+      missing+=("Fast DDS packages: ${FASTDDS_PACKAGES[*]}")
+    else
+      say "note: Fast DDS (libfastrtps-dev) is not available from apt here: the Fast DDS agent cannot be built"
+    fi ;;
+  *) say "note: $fds" ;;
+esac
 
 if [ "$check_only" = 1 ]; then
   if [ ${#missing[@]} -eq 0 ]; then say "nothing missing"; exit 0; fi
@@ -113,6 +153,18 @@ if [ -n "$am" ]; then
   if ! python_for_venv >/dev/null; then am="$am python3.11 python3.11-venv python3.11-dev"; fi
   # shellcheck disable=SC2086
   apt-get install -y -qq --no-install-recommends $am >/dev/null
+fi
+
+# ---- Fast DDS (optional: the second agent) --------------------------------------------
+if [ "$(fastdds_state)" = absent ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  if apt-get install -y -qq --no-install-recommends "${FASTDDS_PACKAGES[@]}" >/dev/null 2>&1 \
+     || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${FASTDDS_PACKAGES[@]}" >/dev/null 2>&1; }; then
+    say "installed Fast DDS: ${FASTDDS_PACKAGES[*]}"
+  else
+    say "Fast DDS is not available from apt on this distribution (${FASTDDS_PACKAGES[*]}): the Fast DDS" \
+        "agent is not built; agent kinds fastdds and fastdds-asan are unavailable (the native agent is not affected)"
+  fi
 fi
 
 # ---- smcroute and FRR, unpacked beside pimd ------------------------------------------
@@ -145,6 +197,16 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.mcastlab-lock" 2>/dev/null)" 
 fi
 
 # ---- native components (Release and AddressSanitizer builds) ------------------------
+mkdir -p "$here/build"
+fds=$(fastdds_state)
+if [ "$fds" = ok ]; then
+  NATIVE_COMPONENTS+=("$FASTDDS_COMPONENT")
+  rm -f "$FASTDDS_NOTE"
+else
+  [ "$fds" = absent ] && fds="Fast DDS (libfastrtps-dev) is not installed: it is not available from apt on this distribution"
+  say "not building $FASTDDS_COMPONENT: $fds"
+  echo "$fds" > "$FASTDDS_NOTE"
+fi
 for c in "${NATIVE_COMPONENTS[@]}"; do
   native_stale "$c" || continue
   say "building $c"

@@ -222,8 +222,9 @@ EXTENSIONS: tuple[Opt, ...] = (
 # What the native agent still needs outside Perftest's roles: its publishers check
 # -pidMultiPubTest < -numPublishers and its subscribers -sidMultiSubTest < -numSubscribers,
 # and both size their discovery tuning (heartbeat and SPDP intervals, the writer's window
-# in large tests) by numPublishers + numSubscribers (options.c, ddsconfig.c). The runner
-# gives these two to native agents only; real Perftest would refuse them.
+# in large tests) by numPublishers + numSubscribers (options.c, ddsconfig.c). The Fast DDS
+# agent shares options.c. The runner gives these two to those agents only; real Perftest
+# would refuse them.
 NATIVE_CROSS_ROLE: dict[Role, frozenset[str]] = {
     "pub": frozenset({"-numPublishers"}),
     "sub": frozenset({"-numSubscribers"}),
@@ -383,7 +384,9 @@ def _accepts(o: Opt, kind: str) -> bool:
 
 def check_extra_args(args: list[str], kind: str = "native") -> str | None:
     """Why ``args`` cannot be appended to every process's command line for agent ``kind``
-    (``native``, ``native-asan`` or ``rti``), or None if they can.
+    (``native``, ``native-asan``, ``fastdds``, ``fastdds-asan`` or ``rti``), or None if they
+    can. The Fast DDS agent parses its command line with the native agent's code
+    (perftest-wrappers/native/options.c), so it accepts exactly the native agent's options.
 
     Allowed: options of both roles that the agent accepts and the runner does not set.
     """
@@ -405,7 +408,8 @@ def check_extra_args(args: list[str], kind: str = "native") -> str | None:
             return (f"option {o.name} is a {what}-only option (extra_args reach {other} too); "
                     f"allowed in extra_args: {allowed}")
         if not _accepts(o, kind):
-            who = "real RTI Perftest" if kind == "rti" else "the native agent"
+            who = ("real RTI Perftest" if kind == "rti" else "the Fast DDS agent"
+                   if kind.startswith("fastdds") else "the native agent")
             return f"option {o.name} is not accepted by {who}; allowed in extra_args: {allowed}"
         if o.takes_value:
             if i + 1 >= len(args):

@@ -1,9 +1,10 @@
 """Command lines of the agents (docs/contracts.md §1) for one process of one run.
 
-Perftest-compatible agents (``native``, ``native-asan``, ``rti``) get RTI Perftest 4.x
-options, each role only its own (publisher-only options never to subscribers and the
-reverse: real Perftest refuses them; the role table is experiments/agent_options.py).
-The native agent still needs the other role's count (agent_options.NATIVE_CROSS_ROLE);
+Perftest-compatible agents (``native``, ``native-asan`` on Cyclone DDS, ``fastdds``,
+``fastdds-asan`` on Fast DDS, ``rti``) get RTI Perftest 4.x options, each role only its own
+(publisher-only options never to subscribers and the reverse: real Perftest refuses them;
+the role table is experiments/agent_options.py). The mcastlab agents (native and Fast DDS:
+one command-line parser) still need the other role's count (agent_options.NATIVE_CROSS_ROLE);
 real Perftest gets ``-peer N@address`` so that more than 5 participants per host are
 contacted. ``ddsperf`` (Cyclone's own tool, a reference) gets its own command line and a
 Cyclone configuration in ``CYCLONEDDS_URI``.
@@ -18,13 +19,15 @@ from typing import Any
 from experiments import agent_options
 from mcastlab import paths
 
-PERFTEST_KINDS = ("native", "native-asan", "rti")
+PERFTEST_KINDS = ("native", "native-asan", "fastdds", "fastdds-asan", "rti")
 
 
 def executable(kind: str) -> Path:
     return {
         "native": paths.NATIVE_AGENT,
         "native-asan": paths.NATIVE_AGENT_ASAN,
+        "fastdds": paths.FASTDDS_AGENT,
+        "fastdds-asan": paths.FASTDDS_AGENT_ASAN,
         "rti": paths.RTI_WRAPPER,
         "ddsperf": Path("ddsperf"),
     }[kind]
@@ -80,8 +83,8 @@ def iterations_for(execution_time: int) -> int | None:
 def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
                    peer_counts: dict[str, int], latency_file: Path | None) -> list[str]:
     """A Perftest agent's options: each role gets only its own (Perftest refuses the other
-    role's, experiments/agent_options.py), plus what the native agent still needs."""
-    native = cfg["agent"] != "rti"
+    role's, experiments/agent_options.py), plus what the mcastlab agents still need."""
+    native = cfg["agent"] != "rti"  # the native and Fast DDS agents share one parser
     pubs, subs = cfg["publishers"], cfg["subscribers"]
     if is_pub:
         args = ["-pub", "-pidMultiPubTest", str(idx), "-numSubscribers", str(subs)]

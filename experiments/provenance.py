@@ -73,6 +73,7 @@ def versions() -> dict[str, Any]:
         "smcroute": _first_version(_cmd([str(smc), "-v"])) if smc.exists() else None,
         "cyclonedds": _dpkg("cyclonedds-dev") or _dpkg("libddsc0t64") or _dpkg("libddsc0"),
         "cyclonedds_tools": _dpkg("cyclonedds-tools"),
+        "fastdds": _dpkg("libfastrtps-dev"),
         "tcpdump": _first_version(_cmd(["tcpdump", "--version"])),
         "native_agent": agent_ver,
     }

@@ -34,8 +34,8 @@ MODES = ("unicast", "multicast")
 DISCOVERIES = ("spdp-multicast", "unicast-peers")
 RELIABILITIES = ("reliable", "best-effort")
 TESTS = ("throughput", "latency")
-AGENT_KINDS = ("native", "native-asan", "rti", "ddsperf")
-# Cyclone DDS and RTI Connext both map participant index i to port
+AGENT_KINDS = ("native", "native-asan", "fastdds", "fastdds-asan", "rti", "ddsperf")
+# Cyclone DDS, Fast DDS and RTI Connext all map participant index i to port
 # 7400 + 250*domain + 10 + 2*i (+1): with DomainGain 250 and ParticipantGain 2, indices
 # 0..119 fit before the next domain's ports, so at most 120 participants per host.
 MAX_PARTICIPANTS_PER_HOST = 120
@@ -59,7 +59,7 @@ PATH_NAME_ALLOWED = "letters, digits, - and _, starting with a letter or digit"
 # Finite bounds of the numeric keys (beside the per-key checks below).
 MAX_EXECUTION_TIME_S = 7 * 24 * 3600  # a week: the study ran 6 h per run
 MAX_COUNT = 1000  # publishers or subscribers per run
-AGENT_MAX_DATA_LEN = 16 * 1024 * 1024  # the native agent's -dataLen limit (PT_MAX_DATALEN)
+AGENT_MAX_DATA_LEN = 16 * 1024 * 1024  # the mcastlab agents' -dataLen limit (PT_MAX_DATALEN)
 
 
 def check_path_name(name: str, what: str) -> str:
@@ -113,7 +113,7 @@ class Topology(_Strict):
 
 
 class Agent(_Strict):
-    kind: Literal["native", "native-asan", "rti", "ddsperf"] = "native"
+    kind: Literal["native", "native-asan", "fastdds", "fastdds-asan", "rti", "ddsperf"] = "native"
     domain: int = Field(default=0, ge=0, le=232)
     # Appended to every agent's command line; checked against the agent's option table
     # (experiments/agent_options.py).
@@ -449,6 +449,11 @@ def agent_missing(kind: str) -> str | None:
         found = shutil.which(str(exe))
         return None if found else "ddsperf not found (apt install cyclonedds-tools)"
     if not os.access(exe, os.X_OK):
+        from mcastlab import paths
+
+        note = paths.FASTDDS_UNSUPPORTED_NOTE
+        if kind.startswith("fastdds") and note.is_file():
+            return f"{exe} is not built: {note.read_text().strip()}"
         return f"{exe} is not built (run ./setup.sh)"
     if kind == "rti" and not os.environ.get("NDDSHOME"):
         return "NDDSHOME is not set (RTI Connext and its license are needed for agent 'rti')"

@@ -8,6 +8,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 AGENT_BIN_DIR = REPO_ROOT / "perftest-wrappers" / "bin"
 NATIVE_AGENT = AGENT_BIN_DIR / "perftest_cyclone"
 NATIVE_AGENT_ASAN = AGENT_BIN_DIR / "perftest_cyclone_asan"
+# The same contract on eProsima Fast DDS (perftest-wrappers/fastdds).
+FASTDDS_AGENT = AGENT_BIN_DIR / "perftest_fastdds"
+FASTDDS_AGENT_ASAN = AGENT_BIN_DIR / "perftest_fastdds_asan"
+# Written by setup.sh when it does not build the Fast DDS agent: why (version, distribution).
+FASTDDS_UNSUPPORTED_NOTE = REPO_ROOT / "build" / "fastdds-unsupported.txt"
 RTI_WRAPPER = REPO_ROOT / "perftest-wrappers" / "rti" / "run_perftest.sh"
 DEPS_DIR = REPO_ROOT / ".deps"
 SMCROUTE_PREFIX = DEPS_DIR / "smcroute"

@@ -22,6 +22,20 @@
 #include <strings.h>
 
 static const char *prog = "perftest_cyclone";
+static const char *agent_name = "the native agent";
+static const char *middleware = "Cyclone DDS";
+static const char *readme = "perftest-wrappers/native/README.md";
+static const char *spdp_default = "30; 10 in large tests";
+
+void pt_set_agent(const char *p, const char *agent, const char *mw, const char *rd,
+                  const char *spdp)
+{
+  prog = p;
+  agent_name = agent;
+  middleware = mw;
+  readme = rd;
+  spdp_default = spdp;
+}
 
 static void die(const char *fmt, ...)
 {
@@ -264,10 +278,10 @@ static void usage(void)
          "  transport: -multicast -multicastAddr A|A,B,C -nic IP|NAME (-allowInterfaces)\n"
          "    -peer ADDR (repeatable) -transport UDPv4\n"
          "mcastlab extensions: -discoveryTimeout S (120) -finishTimeout S (10)\n"
-         "  -leaseDuration S (30) -spdpInterval S (30; 10 in large tests) -maxParticipantIndex N\n"
+         "  -leaseDuration S (30) -spdpInterval S (%s) -maxParticipantIndex N\n"
          "  -noPrintConfig -totalParticipants N (2 x the other side's count)\n"
-         "See perftest-wrappers/native/README.md.\n",
-         prog);
+         "See %s.\n",
+         prog, spdp_default, readme);
 }
 
 void pt_parse_options(int argc, char **argv, pt_options_t *o)
@@ -316,8 +330,8 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
       v = argv[++i];
     }
     if (d->id == O_UNSUPPORTED)
-      die("[Error] Parser: '%s' Not supported by the Middleware implementation (the native "
-          "agent on Cyclone DDS; see perftest-wrappers/native/README.md).", d->name);
+      die("[Error] Parser: '%s' Not supported by the Middleware implementation (%s on %s; "
+          "see %s).", d->name, agent_name, middleware, readme);
     set[d->id] = true;
     given[d->id] = d;
     switch (d->id) {
@@ -386,9 +400,9 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
     case O_SEND_QUEUE_SIZE: o->send_queue_size = (int)to_int(d->name, v, 1, 100000000); break;
     case O_KEYED: o->keyed = true; break;
     case O_TRANSPORT:
-      /* Cyclone DDS here only ever uses UDPv4 (no shared memory): the one value kept. */
+      /* The agents only ever use UDPv4 (no shared memory): the one value kept. */
       if (strcasecmp(v, "UDPv4") != 0)
-        die("invalid value '%s' for -transport: the native agent supports UDPv4 only", v);
+        die("invalid value '%s' for -transport: %s supports UDPv4 only", v, agent_name);
       break;
     case O_PUB_RATE: {
       /* Perftest: -pubRate <samples/s>[:spin|:sleep], spin by default. */
@@ -418,7 +432,7 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
   }
 
   if (o->pub && o->sub) die("Cannot use '-pub' while setting '-sub'.");
-  if (!o->pub && !o->sub) die("one of -pub and -sub is required (the native agent has no default role)");
+  if (!o->pub && !o->sub) die("one of -pub and -sub is required (%s has no default role)", agent_name);
   /* Perftest's role check: every option of the other role's group, in table order, one
      message each. One exception (mcastlab's runner relies on it, NATIVE_CROSS_ROLE in
      experiments/agent_options.py): the other side's count, -numPublishers with -pub and
@@ -444,8 +458,8 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
     if (!set[O_LATENCY_COUNT]) o->latency_count = 1;
     if (!set[O_NUM_ITER]) o->num_iter = 10000000LL;
     if (o->latency_count != 1)
-      die("-latencyCount must be 1 with -latencyTest (the native agent's latency test pings "
-          "with every sample)");
+      die("-latencyCount must be 1 with -latencyTest (%s's latency test pings with every "
+          "sample)", agent_name);
     if (o->batch_size > 0) die("-batchSize must be 0 with -latencyTest (Perftest disables batching)");
     if (o->pub_rate > 0) die("-pubRate cannot be used with -latencyTest");
   }

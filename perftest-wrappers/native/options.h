@@ -4,6 +4,10 @@
 
 #include <stdbool.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define PT_MAX_PEERS 256
 #define PT_OVERHEAD_BYTES 28 /* Perftest's minimum -dataLen */
 #define PT_MAX_DATALEN (16 * 1024 * 1024)
@@ -67,5 +71,17 @@ static inline bool pt_large_test(const pt_options_t *o)
    on error prints Perftest's message(s) on stderr and exits with status 2.
    "-help" / "-h" prints usage and exits 0. */
 void pt_parse_options(int argc, char **argv, pt_options_t *o);
+
+/* The agent that parses (options.c is shared by perftest-wrappers/native and
+   perftest-wrappers/fastdds): the program name that prefixes every message, how messages
+   name the agent ("the native agent"), its middleware ("Cyclone DDS"), its README and the
+   -spdpInterval default shown by -help ("30; 10 in large tests"). Call before
+   pt_parse_options; the defaults are the native agent's. */
+void pt_set_agent(const char *prog, const char *agent, const char *middleware, const char *readme,
+                  const char *spdp_default);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

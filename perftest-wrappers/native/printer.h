@@ -8,6 +8,10 @@
 
 #include "options.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One throughput interval row (subscriber), Perftest's quantities: cumulative samples,
    this interval's samples/s and bytes/s, their running means, cumulative losses. */
 typedef struct {
@@ -58,5 +62,9 @@ void pr_latency_summary(const pt_latency_summary_t *l);
 void pr_cpu_start(void);
 double pr_cpu_instant(void);
 double pr_cpu_average(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

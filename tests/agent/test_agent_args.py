@@ -1,10 +1,17 @@
-"""Command-line errors of the native agent (no network needed: it exits before DDS starts)."""
+"""Command-line errors of the agents (no network needed: they exit before DDS starts).
+
+Both agents parse with the same code (perftest-wrappers/native/options.c); these tests run
+against each binary, so the Fast DDS agent's build and its program name are checked too."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
+from agentkinds import AGENTS, AgentKind
+
+AGENT_KINDS = ("native", "fastdds")
 
 
 def run(agent: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -58,11 +65,11 @@ SUB_ONLY = [("-sidMultiSubTest", "0")]
                          [("-sub", "-pub", o, v) for o, v in PUB_ONLY]
                          + [("-pub", "-sub", o, v) for o, v in SUB_ONLY])
 def test_an_option_of_the_other_role_is_perftests_error(
-    agent: str, role: str, other: str, opt: str, value: str | None
+    agent: str, agent_kind: AgentKind, role: str, other: str, opt: str, value: str | None
 ) -> None:
     r = run(agent, role, opt, *([value] if value else []))
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == f"perftest_cyclone: Cannot use '{opt}' while setting '{role}'.\n"
+    assert r.stderr == f"{agent_kind.prog}: Cannot use '{opt}' while setting '{role}'.\n"
 
 
 def test_every_role_conflict_is_reported_in_perftests_table_order(agent: str) -> None:
@@ -84,13 +91,13 @@ def test_every_role_conflict_is_reported_in_perftests_table_order(agent: str) ->
     ],
 )
 def test_the_other_sides_count_is_the_one_accepted_exception(
-    agent: str, args: list[str], message: str
+    agent: str, agent_kind: AgentKind, args: list[str], message: str
 ) -> None:
     """mcastlab's runner gives the native agent both counts (NATIVE_CROSS_ROLE in
     experiments/agent_options.py): accepted and used (here: the id range check), where
     RTI Perftest would refuse them."""
     r = run(agent, *args)
-    assert r.returncode == 2 and r.stderr == f"perftest_cyclone: {message}\n"
+    assert r.returncode == 2 and r.stderr == f"{agent_kind.prog}: {message}\n"
 
 
 @pytest.mark.parametrize(
@@ -127,3 +134,18 @@ def test_options_are_case_insensitive_and_help_exits_0(agent: str) -> None:
 def test_asan_build_rejects_unknown_option_too(agent_asan: str) -> None:
     r = run(agent_asan, "-pub", "-noSuchOption")
     assert r.returncode == 2 and "-noSuchOption" in r.stderr
+
+
+def test_fastdds_agent_refuses_write_batching() -> None:
+    """Fast DDS 2.x has no DDS-level write batching: -batchSize B > 0 is refused (exit 2, one
+    line naming the option) rather than silently ignored; -batchSize 0 is accepted (the
+    command line then fails only on the stray argument after it)."""
+    exe = str(AGENTS["fastdds"].binary)
+    if not os.access(exe, os.X_OK):
+        pytest.fail(f"{exe} is missing: run ./setup.sh (it builds perftest-wrappers/fastdds)")
+    r = run(exe, "-pub", "-batchSize", "8192")
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "-batchSize" in lines[0] and "batching" in lines[0], r.stderr
+    r = run(exe, "-pub", "-batchSize", "0", "stray")
+    assert r.returncode == 2 and "stray" in r.stderr and "batchSize" not in r.stderr, r.stderr

@@ -1,4 +1,5 @@
-"""The native agent prints RTI Perftest 4.3's output byte for byte (issue 10, acceptance 1).
+"""The agents print RTI Perftest 4.3's output byte for byte (issue 10, acceptance 1; both
+agents, issue 13).
 
     ns h0: publishers 0 and 1 ---+--- Linux bridge --- ns h1: subscriber 0
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import perftest43_format as p43
 import pytest
+from agentkinds import AgentKind
 from agentrun import describe, run_agents
 from netlab import NetLab
 
@@ -23,11 +25,12 @@ from experiments.perftest_output import parse_latency_file_blocks, parse_perftes
 
 pytestmark = pytest.mark.netns
 
+AGENT_KINDS = ("native", "fastdds")
 COMBOS = list(itertools.product(p43.FORMATS, (True, False), (True, False)))
 
 
 @pytest.mark.parametrize(("fmt", "intervals", "cpu"), COMBOS)
-def test_native_output_is_perftest43_layout(lab2: NetLab, agent: str, tmp_path: Path, fmt: str,
+def test_output_is_perftest43_layout(lab2: NetLab, agent: str, tmp_path: Path, fmt: str,
                                              intervals: bool, cpu: bool) -> None:
     latfile = tmp_path / "lat.csv"
     args = ["-dataLen", "100", "-latencyCount", "200", "-outputFormat", fmt,
@@ -63,7 +66,8 @@ def test_native_output_is_perftest43_layout(lab2: NetLab, agent: str, tmp_path: 
         assert blocks[0] == [float(v) for v in pub0.column("Latency (us)")]
 
 
-def test_no_output_headers_and_output_file(lab2: NetLab, agent: str, tmp_path: Path) -> None:
+def test_no_output_headers_and_output_file(lab2: NetLab, agent: str, agent_kind: AgentKind,
+                                          tmp_path: Path) -> None:
     """-noOutputHeaders -outputFile F: publisher 0's rows alone, appended to F, in 4.3's
     layout, and nothing on its stdout; the subscriber (no -outputFile) prints its rows
     without any title or header on stdout. -nic given as an interface name (eth0) instead
@@ -77,7 +81,8 @@ def test_no_output_headers_and_output_file(lab2: NetLab, agent: str, tmp_path: P
     pub, sub = (next(r for r in res if r.role == x) for x in ("pub", "sub"))
     assert pub.stdout == ""
     assert sub.stdout and all("Bytes" not in line for line in sub.stdout.splitlines())
-    assert all('NetworkInterface name="eth0"' in r.stderr for r in res)
+    evidence = {r.name: agent_kind.nic_eth0.format(ip=lab2.ip(r.host)) for r in res}
+    assert all(evidence[r.name] in r.stderr for r in res), (evidence, describe(res))
     lines = outs["pub0"].read_text().splitlines()
     assert lines[0] == "earlier run" and len(lines) > 3
     rows, summary = lines[1:-1], lines[-1]

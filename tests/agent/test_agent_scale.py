@@ -8,7 +8,8 @@
 150 processes on a 2-core machine, executionTime 30: every process must match all its
 peers and exit 0, and the whole run must end within 90 s of the first process start
 (processes are spawned stopped and released together, so the spawning cost of the test
-harness is not counted). Reports discovery times and the total RSS.
+harness is not counted). Reports discovery times and the total RSS. The native agent by
+default; ``MCASTLAB_TEST_AGENTS=fastdds`` runs it against the Fast DDS agent (conftest.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 
 import psutil
 import pytest
+from agentkinds import AgentKind
 from agentrun import describe, run_agents
 from netlab import NetLab
 
@@ -30,13 +32,13 @@ EXEC_S = 30
 LIMIT_S = 90
 
 
-def _sample_rss(stop: threading.Event, peak: list[int]) -> None:
+def _sample_rss(stop: threading.Event, peak: list[int], prefix: str) -> None:
     me = psutil.Process()
     while not stop.is_set():
         total = 0
         for child in me.children(recursive=True):
             try:
-                if child.name().startswith("perftest_cyclon"):
+                if child.name().startswith(prefix):
                     total += child.memory_info().rss
             except psutil.Error:
                 pass
@@ -45,13 +47,14 @@ def _sample_rss(stop: threading.Event, peak: list[int]) -> None:
 
 
 @pytest.mark.parametrize("mode", ["unicast", "multicast"])
-def test_75_publishers_75_subscribers(lab4: NetLab, agent: str, mode: str,
+def test_75_publishers_75_subscribers(lab4: NetLab, agent: str, agent_kind: AgentKind, mode: str,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     args = ["-dataLen", "100", "-latencyCount", "1000"]
     if mode == "multicast":
         args.append("-multicast")
     stop, peak = threading.Event(), [0]
-    sampler = threading.Thread(target=_sample_rss, args=(stop, peak), daemon=True)
+    sampler = threading.Thread(target=_sample_rss, args=(stop, peak, agent_kind.process_prefix),
+                               daemon=True)
     sampler.start()
     t0 = time.monotonic()
     try:
@@ -65,7 +68,8 @@ def test_75_publishers_75_subscribers(lab4: NetLab, agent: str, mode: str,
             if (m := re.search(r"discovery complete: .* after ([\d.]+) s", r.stderr))]
     last = max(r.elapsed for r in res)
     with capsys.disabled():
-        print(f"\n[scale {mode}] {len(res)} processes: discovery complete in {len(disc)}; "
+        print(f"\n[scale {agent_kind.name} {mode}] {len(res)} processes: "
+              f"discovery complete in {len(disc)}; "
               f"discovery s median {statistics.median(disc) if disc else float('nan'):.1f} "
               f"max {max(disc) if disc else float('nan'):.1f}; last exit at {last:.1f} s; "
               f"peak total RSS {peak[0] / 2**20:.0f} MiB; harness wall {wall:.0f} s")

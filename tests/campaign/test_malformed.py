@@ -50,7 +50,7 @@ CASES = [
     ("unknown-agent", _edit('kind = "ddsperf"', 'kind = "opensplice"'), "agent.kind",
      ["'opensplice'", "allowed:", "'native'", "'ddsperf'"]),
     ("agent-not-installed", _edit('kind = "ddsperf"', 'kind = "rti"'), "agent.kind",
-     ["not installed", "agents: native, native-asan, rti, ddsperf"]),
+     ["not installed", "agents: native, native-asan, fastdds, fastdds-asan, rti, ddsperf"]),
     ("host-not-in-topology", GOOD + '[placement]\nhosts = ["h1", "h9"]\n', "placement",
      ["'h9'", "allowed: h1, h2, h3, h4"]),
     ("too-many-per-host", _edit("participants = [1]", "participants = [300]"), "matrix",

@@ -1,0 +1,211 @@
+// Plain CDR (XCDR1) serialisation of the agent's types; see types.hpp for the layout.
+#include "types.hpp"
+
+#include <cstring>
+#include <new>
+
+#include <fastrtps/utils/md5.h>
+
+using eprosima::fastrtps::rtps::InstanceHandle_t;
+using eprosima::fastrtps::rtps::SerializedPayload_t;
+
+namespace perftest {
+namespace {
+
+// Writes in the host's byte order and says so in the encapsulation header (CDR_LE on
+// x86); reads either order.
+constexpr bool HOST_LE = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
+struct Writer {
+  uint8_t *p;
+  template <typename T> void put(T v)
+  {
+    std::memcpy(p, &v, sizeof v);
+    p += sizeof v;
+  }
+};
+
+struct Reader {
+  const uint8_t *p, *end;
+  bool swap;
+  bool ok = true;
+  template <typename T> T get()
+  {
+    T v{};
+    if (end - p < static_cast<long>(sizeof v)) {
+      ok = false;
+      return v;
+    }
+    if (swap) {
+      uint8_t b[sizeof v];
+      for (size_t i = 0; i < sizeof v; i++) b[i] = p[sizeof v - 1 - i];
+      std::memcpy(&v, b, sizeof v);
+    } else {
+      std::memcpy(&v, p, sizeof v);
+    }
+    p += sizeof v;
+    return v;
+  }
+  bool bytes(std::vector<uint8_t> &out, uint32_t max)
+  {
+    uint32_t n = get<uint32_t>();
+    if (!ok || n > max || static_cast<uint32_t>(end - p) < n) return ok = false;
+    out.resize(n);
+    if (n) std::memcpy(out.data(), p, n);
+    p += n;
+    return true;
+  }
+};
+
+void put_header(SerializedPayload_t *payload)
+{
+  payload->encapsulation = HOST_LE ? CDR_LE : CDR_BE;
+  payload->data[0] = 0;
+  payload->data[1] = HOST_LE ? 1 : 0;
+  payload->data[2] = payload->data[3] = 0;
+}
+
+bool get_header(const SerializedPayload_t *payload, bool *swap)
+{
+  if (payload->length < 4 || payload->data[0] != 0 || payload->data[1] > 1) return false;
+  *swap = (payload->data[1] == 1) != HOST_LE;
+  return true;
+}
+
+}  // namespace
+
+// ---- TestData_t ------------------------------------------------------------------------
+
+TestDataType::TestDataType(bool keyed, uint32_t max_payload)
+{
+  setName(keyed ? "perftest::TestDataKeyed_t" : "perftest::TestData_t");
+  m_typeSize = TEST_DATA_HEADER + max_payload;
+  m_isGetKeyDefined = keyed;
+  auto_fill_type_object(false);
+  auto_fill_type_information(false);
+}
+
+std::function<uint32_t()> TestDataType::getSerializedSizeProvider(void *data)
+{
+  return [data]() {
+    return TEST_DATA_HEADER + static_cast<uint32_t>(static_cast<TestData *>(data)->bin_data.size());
+  };
+}
+
+bool TestDataType::serialize(void *data, SerializedPayload_t *payload)
+{
+  const TestData *s = static_cast<const TestData *>(data);
+  uint32_t n = static_cast<uint32_t>(s->bin_data.size());
+  if (payload->max_size < TEST_DATA_HEADER + n) return false;
+  put_header(payload);
+  Writer w{payload->data + 4};
+  w.put(s->key);
+  w.put(s->pub_id);
+  w.put(s->sub_id);
+  w.put(s->ping_to);
+  w.put(s->kind);
+  w.put(int32_t{0});  // CDR aligns the 64-bit seq to 8
+  w.put(s->seq);
+  w.put(s->ts);
+  w.put(n);
+  if (n) std::memcpy(w.p, s->bin_data.data(), n);
+  payload->length = TEST_DATA_HEADER + n;
+  return true;
+}
+
+bool TestDataType::deserialize(SerializedPayload_t *payload, void *data)
+{
+  bool swap;
+  if (!get_header(payload, &swap)) return false;
+  TestData *s = static_cast<TestData *>(data);
+  Reader r{payload->data + 4, payload->data + payload->length, swap};
+  s->key = r.get<int32_t>();
+  s->pub_id = r.get<int32_t>();
+  s->sub_id = r.get<int32_t>();
+  s->ping_to = r.get<int32_t>();
+  s->kind = r.get<int32_t>();
+  (void)r.get<int32_t>();
+  s->seq = r.get<uint64_t>();
+  s->ts = r.get<int64_t>();
+  return r.ok && r.bytes(s->bin_data, m_typeSize - TEST_DATA_HEADER);
+}
+
+void *TestDataType::createData() { return new (std::nothrow) TestData(); }
+
+void TestDataType::deleteData(void *data) { delete static_cast<TestData *>(data); }
+
+bool TestDataType::getKey(void *data, InstanceHandle_t *ihandle, bool force_md5)
+{
+  if (!m_isGetKeyDefined) return false;
+  // The key as CDR serialises it for key hashes: big endian; at most 16 bytes, so it is
+  // the handle itself unless an MD5 hash is asked for (RTPS 9.6.3.8).
+  uint32_t k = static_cast<uint32_t>(static_cast<const TestData *>(data)->key);
+  unsigned char be[4] = {static_cast<unsigned char>(k >> 24), static_cast<unsigned char>(k >> 16),
+                         static_cast<unsigned char>(k >> 8), static_cast<unsigned char>(k)};
+  for (int i = 0; i < 16; i++) ihandle->value[i] = 0;
+  if (force_md5) {
+    MD5 md5;
+    md5.init();
+    md5.update(be, 4);
+    md5.finalize();
+    for (int i = 0; i < 16; i++) ihandle->value[i] = md5.digest[i];
+  } else {
+    for (int i = 0; i < 4; i++) ihandle->value[i] = be[i];
+  }
+  return true;
+}
+
+// ---- Announcement_t --------------------------------------------------------------------
+
+AnnouncementType::AnnouncementType(uint32_t max_publishers)
+{
+  setName("perftest::Announcement_t");
+  m_typeSize = ANNOUNCEMENT_HEADER + (max_publishers + 7) / 8;
+  m_isGetKeyDefined = false;
+  auto_fill_type_object(false);
+  auto_fill_type_information(false);
+}
+
+std::function<uint32_t()> AnnouncementType::getSerializedSizeProvider(void *data)
+{
+  return [data]() {
+    return ANNOUNCEMENT_HEADER +
+           static_cast<uint32_t>(static_cast<Announcement *>(data)->finished.size());
+  };
+}
+
+bool AnnouncementType::serialize(void *data, SerializedPayload_t *payload)
+{
+  const Announcement *a = static_cast<const Announcement *>(data);
+  uint32_t n = static_cast<uint32_t>(a->finished.size());
+  if (payload->max_size < ANNOUNCEMENT_HEADER + n) return false;
+  put_header(payload);
+  Writer w{payload->data + 4};
+  w.put(a->sub_id);
+  w.put(a->kind);
+  w.put(a->pub_id);
+  w.put(n);
+  if (n) std::memcpy(w.p, a->finished.data(), n);
+  payload->length = ANNOUNCEMENT_HEADER + n;
+  return true;
+}
+
+bool AnnouncementType::deserialize(SerializedPayload_t *payload, void *data)
+{
+  bool swap;
+  if (!get_header(payload, &swap)) return false;
+  Announcement *a = static_cast<Announcement *>(data);
+  Reader r{payload->data + 4, payload->data + payload->length, swap};
+  a->sub_id = r.get<int32_t>();
+  a->kind = r.get<int32_t>();
+  a->pub_id = r.get<int32_t>();
+  return r.ok && r.bytes(a->finished, m_typeSize - ANNOUNCEMENT_HEADER);
+}
+
+void *AnnouncementType::createData() { return new (std::nothrow) Announcement(); }
+
+void AnnouncementType::deleteData(void *data) { delete static_cast<Announcement *>(data); }
+
+bool AnnouncementType::getKey(void *, InstanceHandle_t *, bool) { return false; }
+
+}  // namespace perftest
