@@ -4,6 +4,11 @@ A run id names every axis that varies plus the participants, mode and repetition
 ``lan-rel-100B-3x3-multicast-r1``; its ``group`` is the same without counts, mode and
 repetition (``lan-rel-100B``), so unicast and multicast runs of one matrix point share a
 group (docs/contracts.md §3).
+
+With more than one implementation (``[matrix] agents``) the agent is the group's last
+part, ``lan-rel-100B-fastdds-3x3-multicast-r1``: each implementation's runs form their own
+groups, on the same network and placement. With one implementation nothing names it, so
+run ids of existing campaigns stay as they were (and finished runs resume).
 """
 
 from __future__ import annotations
@@ -33,22 +38,25 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     topo_params = sc.topology.resolved()
     runs: list[dict[str, Any]] = []
     seen: set[str] = set()
-    # Repetitions vary slower than mode and discovery: r1 of every mode, then r2, ... so
-    # the runs of one mode are spread over the count's time span and a slow drift of the
-    # machine (another load, thermal) falls on both modes alike, not on one of them.
+    kinds = sc.agent_kinds()
+    # Repetitions vary slower than implementation, mode and discovery: r1 of every agent
+    # and mode, then r2, ... so the runs of one mode (and of one implementation) are spread
+    # over the count's time span and a slow drift of the machine (another load, thermal)
+    # falls on all of them alike, not on one of them.
     axes = (
-        (*head, (pubs, subs), rep, mode, disc)
+        (*head, (pubs, subs), rep, kind, mode, disc)
         for *head, (pubs, subs) in itertools.product(
             topo_params.items(), variants.items(), m.tests, m.reliability, m.data_len,
             m.latency_count, m.pub_rate, m.count_pairs())
         for rep in range(1, m.repetitions_of(pubs, subs) + 1)
+        for kind in kinds
         for mode in m.modes
         for disc in m.discovery
     )
     paced = any(m.pub_rate)
     for point in axes:
         (tname, tparams), (pname, pl), test, rel, dlen, lcount, rate = point[:7]
-        (pubs, subs), rep, mode, disc = point[7:]
+        (pubs, subs), rep, kind, mode, disc = point[7:]
         if test == "latency":
             lcount = 1  # -latencyTest: every sample is a round trip
             rate = 0  # and it paces itself: one round trip at a time
@@ -65,6 +73,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
             parts.append(tname)
         if pname:
             parts.append(pname)
+        if len(kinds) > 1:
+            parts.append(kind)
         group = "-".join(parts)
         mode_tag = mode if disc == "spdp-multicast" else f"{mode}-peers"
         run_id = f"{group}-{pubs}x{subs}-{mode_tag}-r{rep}"
@@ -90,7 +100,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
                 "test": test,
                 "warmup_samples": m.warmup_samples,
                 "repetition": rep,
-                "agent": sc.agent.kind,
+                "agent": kind,
                 "domain": sc.agent.domain,
                 "agent_extra_args": list(sc.agent.extra_args),
                 "topology": sc.topology.name,

@@ -35,6 +35,7 @@ DISCOVERIES = ("spdp-multicast", "unicast-peers")
 RELIABILITIES = ("reliable", "best-effort")
 TESTS = ("throughput", "latency")
 AGENT_KINDS = ("native", "native-asan", "fastdds", "fastdds-asan", "rti", "ddsperf")
+AgentKind = Literal["native", "native-asan", "fastdds", "fastdds-asan", "rti", "ddsperf"]
 # Cyclone DDS, Fast DDS and RTI Connext all map participant index i to port
 # 7400 + 250*domain + 10 + 2*i (+1): with DomainGain 250 and ParticipantGain 2, indices
 # 0..119 fit before the next domain's ports, so at most 120 participants per host.
@@ -113,7 +114,7 @@ class Topology(_Strict):
 
 
 class Agent(_Strict):
-    kind: Literal["native", "native-asan", "fastdds", "fastdds-asan", "rti", "ddsperf"] = "native"
+    kind: AgentKind = "native"
     domain: int = Field(default=0, ge=0, le=232)
     # Appended to every agent's command line; checked against the agent's option table
     # (experiments/agent_options.py).
@@ -191,6 +192,21 @@ class Matrix(_Strict):
     # Latency samples discarded from the start of latency.parquet (warm-up / primer).
     warmup_samples: int = Field(default=0, ge=0, le=10**9)
     placements: list[str] | None = None
+    # DDS implementations compared run by run on identical networks and placements
+    # (default: [agent.kind]). With more than one, run ids and groups name the agent.
+    agents: list[AgentKind] | None = None
+
+    @field_validator("agents")
+    @classmethod
+    def _agents(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None:
+            if not v:
+                raise ValueError(f"empty list; allowed: one or more of {', '.join(AGENT_KINDS)}")
+            dup = sorted({a for a in v if v.count(a) > 1})
+            if dup:
+                raise ValueError(f"{', '.join(dup)} listed twice; allowed: each of "
+                                 f"{', '.join(AGENT_KINDS)} at most once")
+        return v
 
     @field_validator("participants", "publishers", "subscribers")
     @classmethod
@@ -344,6 +360,10 @@ class Scenario(_Strict):
     # the campaign, used by tests); the campaign name gets a "-quick" suffix.
     quick: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
+    def agent_kinds(self) -> list[str]:
+        """The implementations of the campaign: ``matrix.agents``, else ``[agent.kind]``."""
+        return list(self.matrix.agents) if self.matrix.agents else [self.agent.kind]
+
     @field_validator("placements")
     @classmethod
     def _placement_names(cls, v: dict[str, Placement] | None) -> dict[str, Placement] | None:
@@ -431,10 +451,17 @@ def from_dict(raw: dict[str, Any], path: Path | str = "(scenario)", quick: bool 
         if isinstance(raw.get("campaign"), dict) and "name" in raw["campaign"]:
             raw["campaign"]["name"] = f"{raw['campaign']['name']}-quick"
     try:
-        return Scenario.model_validate(raw)
+        sc = Scenario.model_validate(raw)
     except ValidationError as exc:
         key, msg = _explain(exc.errors()[0])
         raise ScenarioError(path, key, msg) from None
+    axis = sc.matrix.agents
+    if axis is not None and "kind" in sc.agent.model_fields_set and sc.agent.kind not in axis:
+        raise ScenarioError(
+            path, "matrix.agents",
+            f"agent.kind {sc.agent.kind!r} is not in {axis!r}; allowed: leave agent.kind "
+            "out (the axis replaces it) or list it in matrix.agents")
+    return sc
 
 
 def agent_missing(kind: str) -> str | None:
@@ -483,13 +510,15 @@ def validate(path: Path | str, *, check_machine: bool = True, quick: bool = Fals
     for spec in specs.values():
         _check_against(path, sc, spec)
     if check_machine:
-        why = agent_missing(sc.agent.kind)
-        if why:
-            raise ScenarioError(
-                path, "agent.kind",
-                f"agent {sc.agent.kind!r} is not installed: {why} "
-                f"(agents: {', '.join(AGENT_KINDS)})",
-            )
+        key = "matrix.agents" if sc.matrix.agents else "agent.kind"
+        for kind in sc.agent_kinds():
+            why = agent_missing(kind)
+            if why:
+                raise ScenarioError(
+                    path, key,
+                    f"agent {kind!r} is not installed: {why} "
+                    f"(agents: {', '.join(AGENT_KINDS)})",
+                )
         for vname, spec in specs.items():
             missing = list(topologies.missing_capabilities(spec))
             if missing:
@@ -562,7 +591,9 @@ def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
                     f"{worst[0]}; the DDS configuration allows at most "
                     f"{sc.agent.max_participants_per_host} per host",
                 )
-    if sc.agent.kind != "ddsperf":
+    for kind in sc.agent_kinds():
+        if kind == "ddsperf":
+            continue
         for n in m.data_len:
             if n < PERFTEST_MIN_DATA_LEN or n > AGENT_MAX_DATA_LEN:
                 raise ScenarioError(
@@ -573,9 +604,10 @@ def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
                 )
         from experiments.agent_options import check_extra_args
 
-        why = check_extra_args(sc.agent.extra_args, sc.agent.kind)
+        why = check_extra_args(sc.agent.extra_args, kind)
         if why:
-            raise ScenarioError(path, "agent.extra_args", why)
+            in_axis = f" (agent {kind!r} of matrix.agents)" if sc.matrix.agents else ""
+            raise ScenarioError(path, "agent.extra_args", why + in_axis)
     if "latency" in m.tests:
         for pubs, _subs in m.count_pairs():
             if pubs != 1:
