@@ -50,6 +50,7 @@ class Pair:
     # metric -> the same test on each run's p99 (its own Holm family): a median verdict
     # can hide a tail that goes the other way
     tails: dict[str, modes.ModeVerdict] = field(default_factory=dict)
+    agent: str = ""  # the implementation (config "agent") of every run of the pair
 
     @property
     def label(self) -> str:
@@ -100,6 +101,19 @@ class Analysis:
     def pairs_of(self, group: str) -> list[Pair]:
         return [p for p in self.pairs if p.group == group]
 
+    @property
+    def agents(self) -> list[str]:
+        """The implementations compared, in order of first appearance among the runs."""
+        return list(dict.fromkeys(a for a in self.campaign.runs.get("agent", []) if a))
+
+    def base_group(self, pair: Pair) -> str:
+        """The pair's group without its implementation: with several agents the runner
+        appends ``-<agent>`` to the group (experiments/matrix.py), so the pairs of one
+        matrix point made with different implementations share this."""
+        if len(self.agents) > 1 and pair.agent:
+            return pair.group.removesuffix(f"-{pair.agent}")
+        return pair.group
+
 
 def _samples(campaign: Campaign, agg_thr: pd.DataFrame, run_ids: list[str]) -> dict:
     values = campaign.latency["latency_us"].to_numpy()
@@ -141,7 +155,9 @@ def _pairs(runs: pd.DataFrame) -> list[Pair]:
                 if several and (dv in variants[m] or len(variants[m]) != 1):
                     sel &= sub["discovery"] == dv
                 ids[m] = sub.loc[sel].sort_values("repetition")["run_id"].tolist()
-            out.append(Pair(str(group), int(pubs), int(subs), dv or "", ids))
+            agents = sub["agent"].unique() if "agent" in sub else []
+            agent = str(agents[0]) if len(agents) == 1 else ""
+            out.append(Pair(str(group), int(pubs), int(subs), dv or "", ids, agent=agent))
     return out
 
 

@@ -25,6 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--margin", type=float, default=0.05,
                    help="equivalence margin: a change of the median within ±MARGIN is "
                    "'practically equal' (default 0.05 = ±5%%)")
+    p.add_argument("--json", action="store_true",
+                   help="print the verdicts (per agent) and, with several implementations, "
+                   "whether they agree, as JSON (the report is written as well)")
     p.set_defaults(func=run_report)
 
     c = subparsers.add_parser(
@@ -65,6 +68,11 @@ def run_report(args: argparse.Namespace) -> int:
     except ResultsError as exc:
         print(f"mcastlab report: {exc}", file=sys.stderr)
         return 2
+    if getattr(args, "json", False):
+        import json
+
+        print(json.dumps({"report": str(res.report), **res.summary}, indent=2))
+        return 0
     print(f"report: {res.report}")
     print(f"figures: {len(res.figures)} files in {res.out_dir / 'figures'}")
     print(f"tables: {len(res.tables)} files in {res.out_dir / 'tables'}")

@@ -161,3 +161,124 @@ def summary_counts(cells: list[Cell]) -> dict[str, int]:
     for c in cells:
         out[c.agreement] = out.get(c.agreement, 0) + 1
     return out
+
+
+# ---- implementations: one campaign, several DDS implementations ([matrix] agents) --------
+
+@dataclass
+class ImplementationCell(Cell):
+    """One matrix point and metric of a campaign run with several implementations: each
+    implementation's verdict about the modes (``outcomes``, in ``agents`` order), how they
+    relate (:func:`agreement`) and whether the modes' effect itself differs between the
+    first implementation and each other one (:func:`analysis.modes.effect_difference`)."""
+
+    agents: list[str] = field(default_factory=list)
+    # per implementation after the first: the interaction test against the first, or None
+    differences: list[modes.EffectDifference | None] = field(default_factory=list)
+
+    def sentence(self) -> str:
+        """Whether the unicast-vs-multicast verdicts agree across implementations."""
+        named = [f"{a}: {_outcome_words(o)}" for a, o in zip(self.agents, self.outcomes,
+                                                             strict=True)]
+        listing = "; ".join(named)
+        where = f"At {self.participants} ({self.group}), {self.metric}"
+        a = self.agreement
+        if a == AGREE:
+            text = (f"{where}: the implementations agree on the unicast-vs-multicast verdict "
+                    f"({listing})")
+        elif a == CONTRADICT:
+            text = (f"{where}: the implementations contradict each other ({listing}): which "
+                    "mode is better depends on the DDS implementation")
+        elif a == PARTLY:
+            text = (f"{where}: the verdicts neither agree nor contradict ({listing}): an "
+                    "undecided implementation neither confirms nor refutes the decided one")
+        elif a == UNDECIDED:
+            text = (f"{where}: no implementation decides between the modes ({listing}), so "
+                    "agreement cannot be judged")
+        elif a == TESTBED:
+            text = (f"{where}: testbed-bound for every implementation ({listing}); the "
+                    "hosts, not the network, limited the runs, so there is no verdict to compare")
+        elif a == MIXED:
+            bound = [ag for ag, o in zip(self.agents, self.outcomes, strict=True)
+                     if o == "testbed"]
+            text = (f"{where}: testbed-bound for {', '.join(bound)} ({listing}), so the "
+                    "implementations' verdicts cannot be compared here"
+                    + (f"; among the network-bound ones: {self.network_agreement}"
+                       if len(self.agents) - len(bound) > 1 else ""))
+        else:
+            text = f"{where}: not compared ({listing})"
+        clauses = [_difference_phrase(self.agents[0], ag, d)
+                   for ag, d in zip(self.agents[1:], self.differences, strict=True)
+                   if d is not None]
+        if clauses:
+            text += "; " + "; ".join(clauses)
+        return text + "."
+
+    def as_dict(self, names: list[str] | None = None) -> dict[str, Any]:
+        out = super().as_dict(names or self.agents)
+        out["sentence"] = self.sentence()
+        out["effect_differences"] = {
+            f"{ag} vs {self.agents[0]}": None if d is None else {
+                "change_pct": [_num(x) for x in d.change], "df": _num(d.df),
+                "p": _num(d.p), "p_holm": _num(d.p_adj), "family": d.family, "runs": d.runs}
+            for ag, d in zip(self.agents[1:], self.differences, strict=True)}
+        return out
+
+
+def _outcome_words(o: str) -> str:
+    return {"unicast": "unicast better", "multicast": "multicast better",
+            "equal": "practically equal", "testbed": "testbed-bound"}.get(o, o)
+
+
+def _difference_phrase(ref: str, other: str, d: modes.EffectDifference) -> str:
+    est, lo, hi = d.change
+    shown = f"{est:+.0f}% [{lo:+.0f}, {hi:+.0f}]"
+    test = (f"Welch–Satterthwaite t on the log run medians, {d.runs} runs, "
+            f"Holm-adjusted p={d.p_adj:.3f} over {d.family}")
+    if d.p_adj < d.alpha:
+        return (f"multicast's effect differs between the implementations: {other}'s "
+                f"multicast/unicast ratio is {shown} against {ref}'s ({test})")
+    return (f"no difference of multicast's effect between {other} and {ref} is shown "
+            f"({other}'s multicast/unicast ratio against {ref}'s {shown}; {test})")
+
+
+def implementations(analysis: Any, alpha: float | None = None) -> list[ImplementationCell]:
+    """One cell per (matrix point, metric) of a campaign with several implementations
+    (``[matrix] agents``), pairing each agent's pair of runs by their group without the
+    agent (:meth:`Analysis.base_group`); empty with one implementation.
+
+    The verdicts are each implementation's own (runs as the unit, Holm over the whole
+    campaign); the effect differences are Holm-adjusted over every tested cell here.
+    """
+    agents = analysis.agents
+    if len(agents) < 2:
+        return []
+    alpha = analysis.alpha if alpha is None else alpha
+    keys: list[tuple[str, str]] = []
+    by: dict[tuple[str, str, str], Any] = {}
+    for pair in analysis.pairs:
+        key = (analysis.base_group(pair), pair.label)
+        if key not in keys:
+            keys.append(key)
+        by[(*key, pair.agent)] = pair
+    cells: list[ImplementationCell] = []
+    for group, label in keys:
+        for metric in METRICS:
+            verdicts = [by[(group, label, a)].verdicts.get(metric)
+                        if (group, label, a) in by else None for a in agents]
+            outs = [outcome(v) for v in verdicts]
+            effs = [v.change[0] if v else math.nan for v in verdicts]
+            why = ["; ".join(v.testbed_reasons) for v in verdicts
+                   if v is not None and v.outcome == modes.TESTBED_BOUND]
+            diffs = []
+            for v in verdicts[1:]:
+                ref = verdicts[0]
+                ok = (ref is not None and v is not None
+                      and modes.TESTBED_BOUND not in (ref.outcome, v.outcome))
+                diffs.append(modes.effect_difference(ref, v, alpha) if ok else None)
+            cells.append(ImplementationCell(group, label, metric, outs, effs, why,
+                                            agents=list(agents), differences=diffs))
+    tested = [d for c in cells for d in c.differences if d is not None]
+    for d, adj in zip(tested, modes.holm([d.p for d in tested]), strict=True):
+        d.p_adj, d.family = adj, len(tested)
+    return cells

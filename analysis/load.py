@@ -46,8 +46,8 @@ class ResultsError(ValueError):
 class Campaign:
     """A campaign's complete runs as dataframes.
 
-    ``runs``: one row per run (config keys, ``repetition``, ``discovery`` and ``wire_*``
-    columns, NaN where a run has no capture). ``latency``: run_id (categorical), sample,
+    ``runs``: one row per run (config keys, ``agent``, ``repetition``, ``discovery`` and
+    ``wire_*`` columns, NaN where a run has no capture). ``latency``: run_id (categorical), sample,
     latency_us. ``throughput``: the throughput table of every run.
     """
 
@@ -159,6 +159,7 @@ def load_campaign(path: str | Path) -> Campaign:
             "run_id": cfg["run_id"],
             "group": str(cfg["group"]),
             "mode": cfg["mode"],
+            "agent": str(cfg.get("agent", "")),
             "discovery": cfg.get("discovery", ""),
             "publishers": int(cfg["publishers"]),
             "subscribers": int(cfg["subscribers"]),

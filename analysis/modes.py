@@ -136,6 +136,57 @@ def welch(a: list[float], b: list[float], alpha: float, margin: float
             100.0 * math.expm1(d + half), float(df), p_diff, p_eq)
 
 
+@dataclass
+class EffectDifference:
+    """Whether two implementations' multicast-vs-unicast effects differ (one cell, one
+    metric): the ratio of their changes, as a %, with its Welch–Satterthwaite t interval."""
+
+    change: tuple[float, float, float]  # other's (multicast/unicast) over reference's, %
+    df: float
+    p: float  # two-sided, unadjusted
+    runs: str  # "3+3 vs 3+3" (reference's unicast+multicast vs other's)
+    p_adj: float = math.nan  # Holm over the table's effect differences
+    family: int = 0
+    alpha: float = stats.ALPHA
+
+
+def effect_difference(ref: ModeVerdict, other: ModeVerdict, alpha: float = stats.ALPHA
+                      ) -> EffectDifference | None:
+    """Test whether multicast's change against unicast is the same for two implementations
+    (an interaction test on the log run values): (log m₂ − log u₂) − (log m₁ − log u₁) over
+    the four groups of runs, unequal variances (Welch–Satterthwaite degrees of freedom).
+
+    None where a group has fewer than MIN_RUNS runs or a non-positive value.
+
+    >>> a = ModeVerdict("latency", UNDECIDED, "median", {"unicast": 2, "multicast": 2},
+    ...                 {"unicast": [100.0, 110.0], "multicast": [50.0, 55.0]}, (0, 0, 0))
+    >>> b = ModeVerdict("latency", UNDECIDED, "median", {"unicast": 2, "multicast": 2},
+    ...                 {"unicast": [100.0, 110.0], "multicast": [50.0, 55.0]}, (0, 0, 0))
+    >>> round(effect_difference(a, b).change[0], 6), effect_difference(a, b).p
+    (0.0, 1.0)
+    """
+    groups = [ref.run_values.get("unicast", []), ref.run_values.get("multicast", []),
+              other.run_values.get("unicast", []), other.run_values.get("multicast", [])]
+    if min(len(g) for g in groups) < MIN_RUNS or not all(x > 0 for g in groups for x in g):
+        return None
+    logs = [np.log(np.asarray(g, dtype=float)) for g in groups]
+    means = [float(g.mean()) for g in logs]
+    d = (means[3] - means[2]) - (means[1] - means[0])
+    parts = [float(g.var(ddof=1)) / g.size for g in logs]
+    se = math.sqrt(sum(parts))
+    runs = f"{len(groups[0])}+{len(groups[1])} vs {len(groups[2])}+{len(groups[3])}"
+    if se == 0.0:
+        pct = 100.0 * math.expm1(d)
+        return EffectDifference((pct, pct, pct), math.inf, 1.0 if d == 0.0 else 0.0, runs,
+                                alpha=alpha)
+    df = sum(parts) ** 2 / sum(v**2 / (g.size - 1) for v, g in zip(parts, logs, strict=True))
+    t = sps.t(df)
+    p = float(2.0 * t.sf(abs(d) / se))
+    half = float(t.ppf(1.0 - alpha / 2.0)) * se
+    return EffectDifference((100.0 * math.expm1(d), 100.0 * math.expm1(d - half),
+                             100.0 * math.expm1(d + half)), float(df), p, runs, alpha=alpha)
+
+
 def holm(p: list[float]) -> list[float]:
     """Holm's step-down adjusted p-values (family-wise error control), in input order."""
     m = len(p)

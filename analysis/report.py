@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,7 @@ class ReportResult:
     figures: list[Path]
     tables: list[Path]
     seconds: float
+    summary: dict = field(default_factory=dict)  # summary_dict(), for --json
 
 
 METHOD = """\
@@ -168,6 +169,7 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     md.append(METHOD.format(conf=100 * (1 - analysis.alpha), alpha=analysis.alpha,
                             n_boot=analysis.n_boot, min_reps=stats.MIN_REPETITIONS_AS_UNITS,
                             margin=analysis.margin, family=family))
+    md += implementations_section(analysis, tables)
     verdicts = tables["verdicts"]
     for group in analysis.groups:
         sfx = "" if len(analysis.groups) == 1 else f"-{group}"
@@ -250,7 +252,62 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     out_dir.mkdir(parents=True, exist_ok=True)
     report = out_dir / "report.md"
     report.write_text("\n".join(md))
-    return ReportResult(out_dir, report, figures, table_paths, time.perf_counter() - start)
+    return ReportResult(out_dir, report, figures, table_paths, time.perf_counter() - start,
+                        summary_dict(analysis))
+
+
+def implementations_section(analysis: Analysis, tables: dict[str, pd.DataFrame]) -> list[str]:
+    """With several implementations ([matrix] agents): their verdict tables side by side and
+    one sentence per cell saying whether the unicast-vs-multicast verdicts agree."""
+    side = tables.get("implementations")
+    agree = tables.get("implementation_agreement")
+    if side is None or side.empty or agree is None:
+        return []
+    agents = analysis.agents
+    counts = agree["agreement"].value_counts()
+    return [
+        f"## Implementations side by side: {', '.join(agents)}\n",
+        "The same matrix, network and placement, run by run with each DDS implementation "
+        "(`[matrix] agents`). Each implementation's verdicts are its own (runs as the unit, "
+        "Holm over the whole campaign); a cell is *testbed-bound* for an implementation when "
+        "one of its runs there was host-bound. *Across implementations*: `agree` (the same "
+        "network-bound verdict), `contradict` (opposite modes better, or a mode better where "
+        "another found them practically equal), `one says no difference` (a decided verdict "
+        "beside an undecided one), `all undecided`, `testbed-bound` (for every "
+        "implementation) or `mixed fidelity` (for some). Beside the verdicts, an interaction "
+        "test asks whether multicast's effect itself differs between the implementations: "
+        f"{agents[0]} is the reference; each other implementation's multicast/unicast ratio of "
+        "the run medians against it, Welch–Satterthwaite t on the log run medians of the four "
+        "groups of runs, Holm-adjusted over the table.\n",
+        "Summary: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".\n",
+        to_markdown(side),
+        "\n" + "\n".join(f"- {s}" for s in agree["sentence"]) + "\n",
+    ]
+
+
+def summary_dict(analysis: Analysis) -> dict:
+    """The report's verdicts for scripts (`mcastlab report --json`): every pair's verdicts
+    with its agent and fidelity, and with several implementations the agreement cells."""
+    from analysis.compare import implementations
+    from analysis.verdicts import fidelity_cell
+
+    def num(v: float) -> float | None:
+        return round(float(v), 4) if np.isfinite(v) else None
+
+    verdicts = []
+    for p in analysis.pairs:
+        for metric, v in p.verdicts.items():
+            verdicts.append({
+                "group": p.group, "agent": p.agent, "participants": p.label, "metric": metric,
+                "fidelity": fidelity_cell(p), "verdict": v.outcome,
+                "runs": v.runs, "change_pct": [num(x) for x in v.change],
+                "p_difference_holm": num(v.p_difference_adj),
+                "p_equivalence_holm": num(v.p_equivalence_adj),
+                "testbed_reasons": v.testbed_reasons})
+    cells = implementations(analysis)
+    return {"campaign": analysis.campaign.name, "agents": analysis.agents,
+            "runs": len(analysis.campaign.runs), "verdicts": verdicts,
+            "implementations": [c.as_dict() for c in cells]}
 
 
 def _paper_inputs(analysis: Analysis, tables: dict, tab_dir: Path) -> list[Path]:

@@ -107,30 +107,42 @@ def write_campaign(
     campaign: str = "synthetic",
     host_bound: tuple[int, ...] = (),
     run_sd: float = 0.0,
+    agents: dict[str, tuple[str, ...]] | None = None,
+    host_bound_agents: tuple[str, ...] | None = None,
 ) -> Path:
     """Write the campaign into ``out`` and return it. ``latency_samples`` overrides the count
     per run (for the benchmark); otherwise it is ``seconds * pings_per_s``. Runs of the
-    counts in ``host_bound`` carry a host-bound fidelity record, the others network-bound."""
+    counts in ``host_bound`` carry a host-bound fidelity record, the others network-bound.
+
+    ``agents``: several implementations ({agent: its designs per count}), named in groups
+    and run ids as the runner does for ``[matrix] agents``; ``host_bound_agents`` limits
+    ``host_bound`` to those agents (default: all)."""
     rng = np.random.default_rng(seed)
     out.mkdir(parents=True, exist_ok=True)
     designs = designs or tuple(DESIGNS[i % len(DESIGNS)] for i in range(len(counts)))
     index = {"campaign": campaign, "scenario": f"synthetic:{campaign}", "runs": []}
-    for n, design in zip(counts, designs, strict=True):
+    per_agent = agents or {"synthetic": designs}
+    several = agents is not None and len(agents) > 1
+    cells = [(i, agent) for i in range(len(counts)) for agent in per_agent]
+    for i, agent in cells:
+        n, design = counts[i], per_agent[agent][i]
+        group = f"lan-rel-100B-{agent}" if several else "lan-rel-100B"
+        bound = n in host_bound and (host_bound_agents is None or agent in host_bound_agents)
         for mode in ("unicast", "multicast"):
             for rep in range(repetitions):
-                run_id = f"lan-rel-100B-{n}x{n}-{mode}-r{rep}"
+                run_id = f"{group}-{n}x{n}-{mode}-r{rep}"
                 cfg = {
-                    "run_id": run_id, "campaign": campaign, "group": "lan-rel-100B",
+                    "run_id": run_id, "campaign": campaign, "group": group,
                     "mode": mode, "discovery": "spdp-multicast", "publishers": n,
                     "subscribers": n, "reliable": True, "data_len": 100,
                     "latency_count": 1000, "execution_time": seconds, "repetition": rep,
-                    "agent": "synthetic", "topology": "lan", "topology_params": {"hosts": 4},
+                    "agent": agent, "topology": "lan", "topology_params": {"hosts": 4},
                     "placement": {f"pub{i}": f"h{i % 4 + 1}" for i in range(n)}
                     | {f"sub{i}": f"h{(i + 2) % 4 + 1}" for i in range(n)},
                     "synthetic_design": design,
                 }
                 _write_run(out / run_id, cfg, design, rng, seconds, pings_per_s,
-                           latency_samples, phi, n in host_bound, run_sd)
+                           latency_samples, phi, bound, run_sd)
                 index["runs"].append({"id": run_id, "status": "complete", "attempts": 1,
                                       "reason": "", "config": cfg})
     _write_json(out / "campaign.json", index)

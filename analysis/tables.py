@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis import stats
 from analysis.analyse import METRICS, MODES, Analysis
-from analysis.verdicts import WIRE_EVIDENCE, fmt_pct, verdict_table
+from analysis.verdicts import WIRE_EVIDENCE, fmt_pct, implementation_table, verdict_table
 
 
 def _ci(est: tuple[float, float, float]) -> tuple[float, float, float]:
@@ -134,8 +134,32 @@ def _short(value: float, unit: str) -> str:
     return fmt_value(value, unit).split(" ")[0] if unit == "samples/s" else fmt_value(value, unit)
 
 
+def implementation_agreement_table(analysis: Analysis) -> pd.DataFrame:
+    """Per matrix point and metric of a campaign with several implementations: each one's
+    verdict, whether they agree, the test of a difference in multicast's effect between
+    them, and the generated sentence (analysis.compare.implementations)."""
+    from analysis.compare import implementations
+
+    rows = []
+    for c in implementations(analysis):
+        row: dict[str, object] = {"group": c.group, "participants": c.participants,
+                                  "metric": c.metric}
+        for agent, o, e in zip(c.agents, c.outcomes, c.effects, strict=True):
+            row[f"{agent} verdict"] = o
+            row[f"{agent} change_pct"] = e
+        row["agreement"] = c.agreement
+        for agent, d in zip(c.agents[1:], c.differences, strict=True):
+            key = f"{agent} vs {c.agents[0]}"
+            est, lo, hi = d.change if d else (math.nan,) * 3
+            row[f"{key} effect ratio_pct"], row[f"{key} lo"], row[f"{key} hi"] = est, lo, hi
+            row[f"{key} p_holm"] = d.p_adj if d else math.nan
+        row["sentence"] = c.sentence()
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def all_tables(analysis: Analysis) -> dict[str, pd.DataFrame]:
-    return {
+    out = {
         "verdicts": verdict_table(analysis),
         "mode_verdicts": mode_verdicts_table(analysis),
         "summary": summary_table(analysis),
@@ -143,6 +167,10 @@ def all_tables(analysis: Analysis) -> dict[str, pd.DataFrame]:
         "comparisons": comparisons_table(analysis),
         "wire": wire_table(analysis),
     }
+    if len(analysis.agents) > 1:  # [matrix] agents: the implementations side by side
+        out["implementations"] = implementation_table(analysis)
+        out["implementation_agreement"] = implementation_agreement_table(analysis)
+    return out
 
 
 # ---- writers -------------------------------------------------------------------------

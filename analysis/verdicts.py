@@ -353,3 +353,50 @@ def verdict_table(analysis: Analysis) -> pd.DataFrame:
         row["explanation"] = sentence(pair)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _short_verdict(pair: Pair | None, metric: str) -> str:
+    """'multicast better (−40% [−52, −25])', 'testbed-bound', 'undecided (+3%)' or 'no runs'."""
+    if pair is None:
+        return "no runs"
+    verdict = pair.verdicts.get(metric)
+    if verdict is None:
+        return "not compared"
+    if verdict.outcome == modes.TESTBED_BOUND:
+        return verdict.outcome
+    est, lo, hi = verdict.change
+    if not math.isfinite(est):
+        return verdict.outcome
+    if math.isfinite(lo):
+        return f"{verdict.outcome} ({est:+.0f}% [{lo:+.0f}, {hi:+.0f}])"
+    return f"{verdict.outcome} ({est:+.0f}%)"
+
+
+def implementation_table(analysis: Analysis) -> pd.DataFrame:
+    """The verdict tables of a campaign's implementations side by side: one row per matrix
+    point, per implementation its fidelity ('testbed-bound (k of n runs host-bound)' as in
+    :func:`verdict_table`), runs per mode and verdicts (multicast's change of the run
+    medians), then per metric whether the implementations' verdicts agree
+    (:func:`analysis.compare.agreement`). Empty with one implementation."""
+    from analysis.compare import implementations
+
+    cells = implementations(analysis)
+    if not cells:
+        return pd.DataFrame()
+    agents = analysis.agents
+    pairs = {(analysis.base_group(p), p.label, p.agent): p for p in analysis.pairs}
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+    for c in cells:
+        row = rows.setdefault((c.group, c.participants),
+                              {"group": c.group, "participants": c.participants})
+        for agent in agents:
+            pair = pairs.get((c.group, c.participants, agent))
+            row[f"{agent} fidelity"] = fidelity_cell(pair) if pair else "no runs"
+            row[f"{agent} runs per mode"] = ("/".join(str(pair.repetitions.get(m, 0))
+                                                      for m in ("unicast", "multicast"))
+                                             if pair else "0/0")
+        for agent in agents:
+            row[f"{agent} {c.metric}"] = _short_verdict(
+                pairs.get((c.group, c.participants, agent)), c.metric)
+        row[f"{c.metric} across implementations"] = c.agreement
+    return pd.DataFrame(list(rows.values()))
