@@ -73,6 +73,7 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "matrix.pub_rate": ([100], "argv"),
     "matrix.warmup_samples": (100, "runs"),  # tables drop them from latency.parquet
     "matrix.placements": (["a"], "runs"),  # with [placements.a] (see _set)
+    "matrix.agents": (["native", "fastdds"], "argv"),  # each run's agent binary
     "placement.strategy": ("explicit", "argv"),  # with publishers/subscribers (see _set)
     "placement.hosts": (["h3"], "argv"),
     "placement.publishers": (["h4"], "argv"),
