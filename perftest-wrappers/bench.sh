@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
-# Benchmark (acceptance 5 of issue 2; not a test): the native agent against Cyclone's own
-# ddsperf, in one invocation, on the same two network namespaces joined by a Linux bridge.
+# Benchmark (acceptance 5 of issue 2, acceptance 3 of issue 13; not a test): the native
+# agent (Cyclone DDS) and the Fast DDS agent against Cyclone's own ddsperf, in one
+# invocation, on the same two network namespaces joined by a Linux bridge.
 #
 #   sudo perftest-wrappers/bench.sh [SECONDS]      (default 10 s per measurement)
 #
-# 1. throughput, 1 -> 1, reliable, 100 B: agent (-pub/-sub) vs `ddsperf pub size 100`/`sub`
-# 2. latency, 100 B: agent -latencyTest vs `ddsperf ping size 100`/`pong`
+# 1. throughput, 1 -> 1, reliable, 100 B: each agent (-pub/-sub) vs `ddsperf pub size 100`/`sub`
+# 2. latency, 100 B: each agent -latencyTest vs `ddsperf ping size 100`/`pong`
 # Prints samples/s of each, the throughput ratio agent/ddsperf (goal >= 1.0, no less than
-# 0.9) and the median one-way latency of each and their ratio (goal <= 1.1). Both tools
-# report one-way latency as RTT/2. Run it on a quiet machine.
+# 0.9) and the median one-way latency of each and their ratio (goal <= 1.1); then the Fast
+# DDS column: its figures, fastdds/ddsperf and fastdds/native. All three report one-way
+# latency as RTT/2. Without a built Fast DDS agent its column says why (setup.sh's note)
+# and the rest is measured as before. Run it on a quiet machine.
 set -euo pipefail
 
 secs=${1:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 agent="$here/bin/perftest_cyclone"
+fastdds="$here/bin/perftest_fastdds"
+fastdds_note="$here/../build/fastdds-unsupported.txt"
 [ "$(id -u)" = 0 ] || { echo "bench.sh: must run as root (it creates network namespaces)" >&2; exit 1; }
 [ -x "$agent" ] || { echo "bench.sh: $agent is missing: run ./setup.sh" >&2; exit 1; }
 command -v ddsperf >/dev/null || { echo "bench.sh: ddsperf is missing (apt-get install cyclonedds-tools)" >&2; exit 1; }
+fastdds_why=""
+if [ ! -x "$fastdds" ]; then
+  fastdds_why="$fastdds is not built"
+  [ -f "$fastdds_note" ] && fastdds_why="$fastdds_why: $(cat "$fastdds_note")"
+  [ -f "$fastdds_note" ] || fastdds_why="$fastdds_why (run ./setup.sh)"
+fi
 
 tag=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
 nsa="pb${tag}a"; nsb="pb${tag}b"; br="pb${tag}br"; va="pb${tag}va"; vb="pb${tag}vb"
@@ -55,11 +66,27 @@ bg() { local ns=$1 out=$2; shift 2; ip netns exec "$ns" "$@" >"$out" 2>"$out.err
 
 echo "bench: $secs s per measurement; namespaces $nsa ($ipa) and $nsb ($ipb) on bridge $br" >&2
 
+# A Perftest-compatible agent (the native one or Fast DDS's: one command line, one output)
+# $1 = binary, $2 = file prefix; the result in $result (not a $(...) subshell: the
+# processes started by bg must be in this shell's pids for the cleanup).
+# Throughput: the subscriber's Avg Samples/s.
+agent_throughput() {
+  bg "$nsb" "$work/$2sub" "$1" -sub -nic "$ipb" -dataLen 100 -noPrintConfig
+  ip netns exec "$nsa" "$1" -pub -nic "$ipa" -dataLen 100 -executionTime "$secs" -noPrintConfig >/dev/null 2>"$work/$2pub.err"
+  wait "${pids[-1]}"
+  result=$(awk -F, '/^Sample Size \(Bytes\), Total Samples, Avg/ {getline; print $3+0}' "$work/$2sub")
+}
+# Latency test: the publisher's median one-way latency (us).
+# (-latencyTest is a publisher-only option in Perftest 4.x)
+agent_latency() {
+  bg "$nsb" "$work/$2lsub" "$1" -sub -nic "$ipb" -dataLen 100 -noPrintConfig
+  ip netns exec "$nsa" "$1" -pub -nic "$ipa" -dataLen 100 -latencyTest -executionTime "$secs" -noPrintIntervals -noPrintConfig >"$work/$2lpub" 2>"$work/$2lpub.err"
+  wait "${pids[-1]}"
+  result=$(awk -F, '/^Sample Size \(Bytes\), Ave/ {getline; print $6+0}' "$work/$2lpub")
+}
+
 # 1a. agent throughput
-bg "$nsb" "$work/asub" "$agent" -sub -nic "$ipb" -dataLen 100 -noPrintConfig
-ip netns exec "$nsa" "$agent" -pub -nic "$ipa" -dataLen 100 -executionTime "$secs" -noPrintConfig >/dev/null 2>"$work/apub.err"
-wait "${pids[-1]}"
-agent_tp=$(awk -F, '/^Sample Size \(Bytes\), Total Samples, Avg/ {getline; print $3+0}' "$work/asub")
+agent_throughput "$agent" a; agent_tp=$result
 
 # 1b. ddsperf throughput (keep-all reliable, its defaults); average of the per-second
 # rates after the first second
@@ -69,12 +96,12 @@ ip netns exec "$nsa" env CYCLONEDDS_URI="$(uri "$ipa")" ddsperf -D "$secs" pub s
 wait "${pids[-1]}" || true
 ddsperf_tp=$(awk '/ size 100 .* rate / {for (i = 1; i <= NF; i++) if ($i == "rate") {r = $(i + 1); if (r > 0) {n++; if (n > 1) {s += r; k++}}}} END {if (k) printf "%.0f", s / k * 1000; else print 0}' "$work/dsub")
 
+# 1c. Fast DDS agent throughput (same command line)
+fastdds_tp=0
+if [ -z "$fastdds_why" ]; then agent_throughput "$fastdds" f; fastdds_tp=$result; fi
+
 # 2a. agent latency test
-# (-latencyTest is a publisher-only option in Perftest 4.x)
-bg "$nsb" "$work/alsub" "$agent" -sub -nic "$ipb" -dataLen 100 -noPrintConfig
-ip netns exec "$nsa" "$agent" -pub -nic "$ipa" -dataLen 100 -latencyTest -executionTime "$secs" -noPrintIntervals -noPrintConfig >"$work/alpub" 2>"$work/alpub.err"
-wait "${pids[-1]}"
-agent_lat=$(awk -F, '/^Sample Size \(Bytes\), Ave/ {getline; print $6+0}' "$work/alpub")
+agent_latency "$agent" a; agent_lat=$result
 
 # 2b. ddsperf ping/pong (ping prints one-way = RTT/2 statistics once a second)
 bg "$nsb" "$work/dpong" env CYCLONEDDS_URI="$(uri "$ipb")" ddsperf -D "$((secs + 2))" pong
@@ -85,8 +112,20 @@ wait "${pids[-1]}" || true
 ddsperf_lat=$(awk '/ size 100 mean / {for (i = 1; i <= NF; i++) if ($i == "50%") {v = $(i + 1); sub("us", "", v); print v}}' "$work/dping" \
   | sort -g | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print 0}')
 
+# 2c. Fast DDS agent latency test
+fastdds_lat=0
+if [ -z "$fastdds_why" ]; then agent_latency "$fastdds" f; fastdds_lat=$result; fi
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
 printf 'throughput 1->1 reliable 100 B:  agent %s samples/s  ddsperf %s samples/s  ratio agent/ddsperf %s (goal >= 1.0, min 0.9)\n' \
   "$agent_tp" "$ddsperf_tp" "$(ratio "$agent_tp" "$ddsperf_tp")"
 printf 'latency one-way median 100 B:    agent %s us  ddsperf %s us  ratio agent/ddsperf %s (goal <= 1.1)\n' \
   "$agent_lat" "$ddsperf_lat" "$(ratio "$agent_lat" "$ddsperf_lat")"
+if [ -n "$fastdds_why" ]; then
+  printf 'fastdds: not measured: %s\n' "$fastdds_why"
+else
+  printf 'fastdds throughput 1->1 reliable 100 B:  fastdds %s samples/s  ratio fastdds/ddsperf %s  fastdds/native %s\n' \
+    "$fastdds_tp" "$(ratio "$fastdds_tp" "$ddsperf_tp")" "$(ratio "$fastdds_tp" "$agent_tp")"
+  printf 'fastdds latency one-way median 100 B:    fastdds %s us  ratio fastdds/ddsperf %s  fastdds/native %s\n' \
+    "$fastdds_lat" "$(ratio "$fastdds_lat" "$ddsperf_lat")" "$(ratio "$fastdds_lat" "$agent_lat")"
+fi
