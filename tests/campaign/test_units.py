@@ -64,6 +64,33 @@ def test_seed003_quick_is_the_study_matrix() -> None:
     assert {r["execution_time"] for r in qruns} == {10} and len(qruns) == 4
 
 
+def test_seed003_impl_is_the_study_matrix_per_implementation() -> None:
+    """seed003-impl: seed003-quick's runs once per implementation, same network and
+    placement, interleaved within each repetition."""
+    base_sc, base_specs = validate(paths.EXPERIMENTS_DIR / "seed003-quick.toml",
+                                   check_machine=False)
+    base = matrix.expand(base_sc, _hosts(base_sc, base_specs))
+    path = paths.EXPERIMENTS_DIR / "seed003-impl.toml"
+    sc, specs = validate(path, check_machine=False)
+    runs = matrix.expand(sc, _hosts(sc, specs))
+    assert len(runs) == 2 * len(base)
+    assert [(r["agent"], r["mode"]) for r in runs[:4]] == [
+        ("native", "unicast"), ("native", "multicast"), ("fastdds", "unicast"),
+        ("fastdds", "multicast")]
+    same = ("publishers", "mode", "repetition", "execution_time", "placement", "reliable",
+            "data_len", "latency_count", "pub_rate", "topology_params", "capture", "timing")
+    for agent in ("native", "fastdds"):
+        mine = [r for r in runs if r["agent"] == agent]
+        assert [{k: r[k] for k in same} for r in mine] == [{k: r[k] for k in same}
+                                                          for r in base]
+        assert {r["group"] for r in mine} == {f"lan-rel-100B-{agent}"}
+    quick, qspecs = validate(path, check_machine=False, quick=True)
+    qruns = matrix.expand(quick, _hosts(quick, qspecs))
+    # 3 counts x 2 modes x 2 implementations x 2 runs: verdicts need >= 2 runs per mode
+    assert len(qruns) == 24 and {r["execution_time"] for r in qruns} == {10}
+    assert {r["repetition"] for r in qruns} == {1, 2}
+
+
 def test_seed003_paced_is_the_study_matrix_paced() -> None:
     path = paths.EXPERIMENTS_DIR / "seed003-paced.toml"
     sc, specs = validate(path, check_machine=False)
