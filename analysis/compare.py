@@ -27,6 +27,11 @@ Example::
 
 The verdicts are those of :mod:`analysis.modes` (runs as the unit, Holm over each
 campaign's table), not the within-run distribution tests.
+
+The same rules relate the DDS implementations of one campaign (``[matrix] agents``):
+:func:`implementations` gives one :class:`ImplementationCell` per matrix point and metric
+with each implementation's verdict, their agreement, an interaction test of multicast's
+effect between them (:func:`analysis.modes.effect_difference`) and a generated sentence.
 """
 
 from __future__ import annotations
