@@ -236,13 +236,17 @@ def _outcome_words(o: str) -> str:
 
 
 def _difference_phrase(ref: str, other: str, d: modes.EffectDifference) -> str:
+    def pct(x: float) -> str:
+        return f"{round(x) + 0:+d}%"  # + 0: no "-0%"
+
     est, lo, hi = d.change
-    shown = f"{est:+.0f}% [{lo:+.0f}, {hi:+.0f}]"
+    shown = f"{pct(est)} [{pct(lo)}, {pct(hi)}]"
+    p = "p<0.001" if d.p_adj < 0.001 else f"p={d.p_adj:.3f}"
     test = (f"Welch–Satterthwaite t on the log run medians, {d.runs} runs, "
-            f"Holm-adjusted p={d.p_adj:.3f} over {d.family}")
+            f"Holm-adjusted {p} in a family of {d.family}")
     if d.p_adj < d.alpha:
         return (f"multicast's effect differs between the implementations: {other}'s "
-                f"multicast/unicast ratio is {shown} against {ref}'s ({test})")
+                f"multicast/unicast ratio differs from {ref}'s by {shown} ({test})")
     return (f"no difference of multicast's effect between {other} and {ref} is shown "
             f"({other}'s multicast/unicast ratio against {ref}'s {shown}; {test})")
 

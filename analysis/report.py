@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import modes, stats
-from analysis.analyse import Analysis, analyse
+from analysis.analyse import Analysis, Pair, analyse
 from analysis.figures import all_figures
 from analysis.load import load_campaign
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
@@ -71,6 +71,11 @@ def _img(rel: str, alt: str) -> str:
     return f"![{alt}]({rel})\n"
 
 
+def _where(analysis: Analysis, pair: Pair) -> str:
+    """'25×25', or '25×25 fastdds' when the campaign compares implementations."""
+    return f"{pair.label} {pair.agent}" if len(analysis.agents) > 1 else pair.label
+
+
 def fidelity_summary(analysis: Analysis) -> str:
     """The report's first paragraph: how many runs the testbed, not the network, bound,
     and how many repetitions the verdicts rest on."""
@@ -80,7 +85,7 @@ def fidelity_summary(analysis: Analysis) -> str:
     host, unknown = int((bound == "host").sum()), int((bound == "unknown").sum())
     lines = ["## Fidelity: did the testbed keep up?\n"]
     if host:
-        where = sorted({p.label for p in analysis.pairs if p.testbed_bound},
+        where = sorted({_where(analysis, p) for p in analysis.pairs if p.testbed_bound},
                        key=lambda s: int(s.split("×")[0]))
         lines.append(
             f"**{host} of {n} runs were host-bound**: the emulator's CPUs, not the network, "
@@ -104,14 +109,14 @@ def repetitions_summary(analysis: Analysis) -> str:
     by_reps: dict[int, list[str]] = {}
     for p in analysis.pairs:
         if p.complete:
-            by_reps.setdefault(min(p.repetitions.values()), []).append(p.label)
+            by_reps.setdefault(min(p.repetitions.values()), []).append(_where(analysis, p))
     if not by_reps:
         return ""
     parts = [f"{r} run{'s' if r > 1 else ''} per mode at {', '.join(labels)}"
              for r, labels in sorted(by_reps.items())]
     text = "Verdicts rest on " + "; ".join(parts) + "."
     single = by_reps.get(1, [])
-    net_single = [p.label for p in analysis.pairs
+    net_single = [_where(analysis, p) for p in analysis.pairs
                   if p.complete and min(p.repetitions.values()) == 1 and not p.testbed_bound]
     if single:
         text += (" With one run per mode the run-to-run variation is unknown, so those cells"

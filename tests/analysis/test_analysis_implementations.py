@@ -178,6 +178,8 @@ def test_report_and_json(two_agents: Path, tmp_path: Path,
     md = (out / "report.md").read_text()
     assert "## Implementations side by side: native, fastdds" in md
     assert "the implementations contradict each other" in md
+    # the fidelity summary names the implementation whose runs were host-bound
+    assert "never as a verdict: 25×25 fastdds." in md
     side = (out / "tables" / "implementations.csv").read_text().splitlines()
     assert side[0].startswith("group,participants,native fidelity,native runs per mode,"
                               "fastdds fidelity,fastdds runs per mode,native latency,")
