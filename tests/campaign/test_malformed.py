@@ -51,6 +51,16 @@ CASES = [
      ["'opensplice'", "allowed:", "'native'", "'ddsperf'"]),
     ("agent-not-installed", _edit('kind = "ddsperf"', 'kind = "rti"'), "agent.kind",
      ["not installed", "agents: native, native-asan, fastdds, fastdds-asan, rti, ddsperf"]),
+    # Issue 13: the implementations axis is checked like the other axes.
+    ("agents-unknown", _edit("execution_time = 5",
+                             'execution_time = 5\nagents = ["ddsperf", "opensplice"]'),
+     "matrix.agents.1", ["'opensplice'", "allowed:", "'native'", "'fastdds'"]),
+    ("agents-twice", _edit("execution_time = 5", 'execution_time = 5\nagents = ["ddsperf", '
+                           '"ddsperf"]'),
+     "matrix.agents", ["ddsperf listed twice", "allowed: each of native, native-asan"]),
+    ("agent-kind-not-in-axis", _edit("execution_time = 5",
+                                     'execution_time = 5\nagents = ["native", "fastdds"]'),
+     "matrix.agents", ["agent.kind 'ddsperf' is not in", "allowed: leave agent.kind out"]),
     ("host-not-in-topology", GOOD + '[placement]\nhosts = ["h1", "h9"]\n', "placement",
      ["'h9'", "allowed: h1, h2, h3, h4"]),
     ("too-many-per-host", _edit("participants = [1]", "participants = [300]"), "matrix",
