@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -34,8 +34,8 @@ MODES = ("unicast", "multicast")
 DISCOVERIES = ("spdp-multicast", "unicast-peers")
 RELIABILITIES = ("reliable", "best-effort")
 TESTS = ("throughput", "latency")
-AGENT_KINDS = ("native", "native-asan", "fastdds", "fastdds-asan", "rti", "ddsperf")
 AgentKind = Literal["native", "native-asan", "fastdds", "fastdds-asan", "rti", "ddsperf"]
+AGENT_KINDS: tuple[str, ...] = get_args(AgentKind)
 # Cyclone DDS, Fast DDS and RTI Connext all map participant index i to port
 # 7400 + 250*domain + 10 + 2*i (+1): with DomainGain 250 and ParticipantGain 2, indices
 # 0..119 fit before the next domain's ports, so at most 120 participants per host.
