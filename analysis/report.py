@@ -333,7 +333,15 @@ def _paper_inputs(analysis: Analysis, tables: dict, tab_dir: Path) -> list[Path]
     sent_path.write_text("\\begin{itemize}\n"
                          + "".join(f"\\item {latex_escape(s)}\n" for s in sentences)
                          + "\\end{itemize}\n")
-    return [macro_path, sent_path]
+    out = [macro_path, sent_path]
+    agree = tables.get("implementation_agreement")
+    if agree is not None and not agree.empty:  # [matrix] agents: one sentence per cell
+        impl_path = tab_dir / "implementation_sentences.tex"
+        impl_path.write_text("\\begin{itemize}\n"
+                             + "".join(f"\\item {latex_escape(s)}\n" for s in agree["sentence"])
+                             + "\\end{itemize}\n")
+        out.append(impl_path)
+    return out
 
 
 def generate(results: str | Path, out_dir: str | Path | None = None, *,

@@ -186,3 +186,5 @@ def test_report_and_json(two_agents: Path, tmp_path: Path,
     row25 = next(r for r in side if ",25×25," in r)
     assert "testbed-bound (6 of 6 runs host-bound)" in row25 and "mixed fidelity" in row25
     assert (out / "tables" / "implementation_agreement.csv").exists()
+    tex = (out / "tables" / "implementation_sentences.tex").read_text()
+    assert tex.startswith("\\begin{itemize}") and tex.count("\\item ") == 6
