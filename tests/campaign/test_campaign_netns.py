@@ -344,3 +344,65 @@ def test_neutral_edit_keeps_runs_result_edit_is_refused_redo_supersedes(tmp_path
     (old,) = list((root / "superseded").glob(f"*/{rid}"))
     assert _fingerprint(old) == fp
     assert json.loads((root / rid / "config.json").read_text())["execution_time"] == 4
+
+
+TWO_AGENTS = """\
+[campaign]
+name = "impl-smoke"
+[topology]
+name = "lan"
+params = { hosts = 4, snooping = true, querier = false }
+[matrix]
+agents = ["native", "fastdds"]
+participants = [1]
+modes = ["unicast", "multicast"]
+latency_count = [100]
+execution_time = 5
+[timing]
+warmup = 1
+"""
+
+
+def test_two_implementations_run_by_run(tmp_path: Path) -> None:
+    """Issue 13: [matrix] agents runs each run once per implementation on the same network
+    and placement; each run records its agent; the report pairs the implementations."""
+    _need_native_agent()
+    if not os.access(paths.FASTDDS_AGENT, os.X_OK):
+        if paths.FASTDDS_UNSUPPORTED_NOTE.is_file():
+            pytest.skip(f"setup.sh did not build the Fast DDS agent: "
+                        f"{paths.FASTDDS_UNSUPPORTED_NOTE.read_text().strip()}")
+        pytest.fail(f"{paths.FASTDDS_AGENT} is not built (run ./setup.sh)")
+    scenario = tmp_path / "impl.toml"
+    scenario.write_text(TWO_AGENTS)
+    root = tmp_path / "impl"
+    p = _run("run", str(scenario), "--results", str(root), "--no-progress", timeout=400)
+    assert p.returncode == 0, p.stderr[-3000:]
+    st = json.loads(_run("status", str(root), "--json", timeout=60).stdout)
+    assert [r["id"] for r in st["runs"]] == [
+        "lan-rel-100B-native-1x1-unicast-r1", "lan-rel-100B-native-1x1-multicast-r1",
+        "lan-rel-100B-fastdds-1x1-unicast-r1", "lan-rel-100B-fastdds-1x1-multicast-r1"]
+    assert {r["status"] for r in st["runs"]} == {"complete"}
+    cfgs = {}
+    for r in st["runs"]:
+        run_dir = root / r["id"]
+        _check_complete_run(run_dir)
+        cfg = json.loads((run_dir / "config.json").read_text())
+        man = json.loads((run_dir / "manifest.json").read_text())
+        exe = paths.NATIVE_AGENT if cfg["agent"] == "native" else paths.FASTDDS_AGENT
+        assert man["agent"]["kind"] == cfg["agent"] and man["agent"]["executable"] == str(exe)
+        assert {c["argv"][0] for c in man["commands"].values()} == {str(exe)}
+        cfgs[(cfg["agent"], cfg["mode"])] = cfg
+    for mode in ("unicast", "multicast"):
+        a, b = cfgs[("native", mode)], cfgs[("fastdds", mode)]
+        assert a["placement"] == b["placement"] and a["topology_params"] == b["topology_params"]
+    rep = _run("report", str(root), "--out", str(tmp_path / "report"), "--bootstrap", "99",
+               "--json", timeout=300)
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    data = json.loads(rep.stdout)
+    assert data["agents"] == ["native", "fastdds"]
+    assert {(c["participants"], c["metric"]) for c in data["implementations"]} == {
+        ("1×1", "latency"), ("1×1", "throughput")}
+    # one run per mode: every verdict is undecided, so agreement cannot be judged
+    assert {c["agreement"] for c in data["implementations"]} <= {"all undecided",
+                                                                "mixed fidelity",
+                                                                "testbed-bound"}
