@@ -125,6 +125,12 @@ def run_agents(
     return results
 
 
+def pub_and_sub(results: list[AgentResult]) -> tuple[AgentResult, AgentResult]:
+    """The publisher and the subscriber of a 1->1 run."""
+    pub, sub = (next(r for r in results if r.role == x) for x in ("pub", "sub"))
+    return pub, sub
+
+
 def describe(results: list[AgentResult]) -> str:
     """Diagnostics for an assertion message: exit status and the last stderr lines."""
     lines = []

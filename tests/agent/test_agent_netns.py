@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from agentkinds import AgentKind
-from agentrun import describe, run_agents
+from agentrun import describe, pub_and_sub, run_agents
 from netlab import NetLab
 
 from experiments.perftest_output import parse_latency_file, parse_perftest_output
@@ -84,7 +84,7 @@ def test_best_effort_over_limited_link_counts_gaps(lab2: NetLab, agent: str) -> 
                      pub_args=["-executionTime", "3"], timeout=25)
     diag = describe(res)
     assert all(r.rc == 0 for r in res), diag
-    pub, sub = (next(r for r in res if r.role == x) for x in ("pub", "sub"))
+    pub, sub = pub_and_sub(res)
     out = parse_perftest_output(sub.stdout)
     received, lost = out.summary["Total Samples"], out.summary["Lost Samples"]
     assert lost > 0, diag  # 20 Mbit/s cannot carry what the publisher offers
@@ -307,7 +307,7 @@ def test_keyed_instances_no_loss(lab2: NetLab, agent: str) -> None:
                      pub_args=["-executionTime", "2"], timeout=25)
     diag = describe(res)
     assert all(r.rc == 0 for r in res), diag
-    pub, sub = (next(r for r in res if r.role == x) for x in ("pub", "sub"))
+    pub, sub = pub_and_sub(res)
     out = parse_perftest_output(sub.stdout)
     assert out.summary["Total Samples"] == pub.sent() > 0 and out.summary["Lost Samples"] == 0
     assert ", keyed" in pub.stderr

@@ -18,7 +18,7 @@ from pathlib import Path
 import perftest43_format as p43
 import pytest
 from agentkinds import AgentKind
-from agentrun import describe, run_agents
+from agentrun import describe, pub_and_sub, run_agents
 from netlab import NetLab
 
 from experiments.perftest_output import parse_latency_file_blocks, parse_perftest_output
@@ -78,7 +78,7 @@ def test_no_output_headers_and_output_file(lab2: NetLab, agent: str, agent_kind:
                      pub_args=["-executionTime", "2", "-latencyCount", "100",
                                "-outputFile", str(outs["pub0"])])
     assert all(r.rc == 0 for r in res), describe(res)
-    pub, sub = (next(r for r in res if r.role == x) for x in ("pub", "sub"))
+    pub, sub = pub_and_sub(res)
     assert pub.stdout == ""
     assert sub.stdout and all("Bytes" not in line for line in sub.stdout.splitlines())
     evidence = {r.name: agent_kind.nic_eth0.format(ip=lab2.ip(r.host)) for r in res}

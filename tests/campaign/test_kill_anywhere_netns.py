@@ -24,7 +24,7 @@ user starts it and SIGKILLed:
                   run; at least one must land between the manifest and the index update.
    ============== ===========================================================================
 
-2. **At random moments** (``MCASTLAB_KILL_MOMENTS``, default 5 here; the issue's figure
+2. **At random moments** (``MCASTLAB_KILL_MOMENTS``, default 3 here; the issue's figure
    was measured with 20), drawn from a seeded generator (``MCASTLAB_KILL_SEED``) between
    0.3 and 25 s after the start, wherever they fall. The phase each hit is printed.
 
@@ -76,7 +76,7 @@ snaplen = 96
 ring_files = 2
 ring_mb = 1
 """
-MOMENTS = int(os.environ.get("MCASTLAB_KILL_MOMENTS", "5"))
+MOMENTS = int(os.environ.get("MCASTLAB_KILL_MOMENTS", "3"))
 SEED = int(os.environ.get("MCASTLAB_KILL_SEED", "20261124"))
 PHASES = ("building", "agents running", "capture analysis", "final rename")
 TARGET = 1  # the phases are hit in the campaign's second run (index 1)
@@ -335,6 +335,13 @@ def _kill_at_phases(c: Crashes) -> None:
     r.wait_for("agents running", lambda: (
         r.phase()[0] == TARGET and r.phase()[2].startswith(("discovery", "running"))
         and _has_samples(c.root / f".{r.run_id(TARGET)}.partial" / "agents" / "sub0.stdout")))
+    # every agent of the run is in the runner's ledger before it is killed
+    rid = r.run_id(TARGET)
+    cfg = next(x["config"] for x in results.read_json(c.root / "campaign.json")["runs"]
+               if x["id"] == rid)
+    agents = [e for entries in runner_ledgers(r.proc.pid).values() for e in entries
+              if e["kind"] == "proc" and e["what"] == "perftest_cyclone"]
+    assert len(agents) == cfg["publishers"] + cfg["subscribers"], agents
     phase = c.kill(r, "kill with agents running")
     assert phase.startswith(("discovery", "running")), phase
     # capture analysis: the run's pcaps are being dissected

@@ -27,7 +27,7 @@ from captures.minilab import BridgeLab, RoutedLab, mcast_receiver, mcast_sender
 from tests.captures.tshark_ref import ours, tshark_figures
 from topologies.net import wait_for
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
 
 DURATION_S = 4
 
@@ -81,13 +81,14 @@ def test_routed_pim_igmp_counts_equal_tshark(tmp_path: Path) -> None:
         lab.start_pimd(lab.r2)
         # b joins 239.1.2.3 (IGMP report to r2); a sends RTPS-framed datagrams. pimd takes
         # 15-35 s here before r1 resolves the new (S,G) and registers it to r2, the RP
-        # (Registers carry RTPS: counted like tshark does); stop once the capture on r1's
-        # link holds a Register.
-        recv = mcast_receiver(lab, lab.b, "239.1.2.3", duration=70)
+        # (Registers carry RTPS: counted like tshark does), and once in two fresh-clone
+        # suites more than 60 s (not understood yet: noted); stop once the capture on
+        # r1's link holds a Register.
+        recv = mcast_receiver(lab, lab.b, "239.1.2.3", duration=170)
         assert wait_for(lambda: "239.1.2.3" in lab.ns_exec(lab.b, ["ip", "maddr", "show",
                                                                    "dev", "eth0"]), 10)
-        send = mcast_sender(lab, lab.a, "239.1.2.3", rate=20, duration=70)
-        assert wait_for(lambda: "pimreg" in lab.ns_exec(lab.r1, ["ip", "mroute"]), 60,
+        send = mcast_sender(lab, lab.a, "239.1.2.3", rate=20, duration=170)
+        assert wait_for(lambda: "pimreg" in lab.ns_exec(lab.r1, ["ip", "mroute"]), 150,
                         interval=0.5), lab.ns_exec(lab.r1, ["ip", "mroute"])
         link = next(p for p in cap.points if p.name == "r1-eth2")
         assert wait_for(lambda: _registers_on_disk(link), 20, interval=0.3), \
