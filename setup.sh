@@ -85,7 +85,7 @@ apt_missing() {
 lock_hash() { sha256sum "$here/requirements.lock" "$here/pyproject.toml" | sha256sum | cut -c1-16; }
 
 sources_hash() {
-  # The Fast DDS agent also compiles the native agent's options.c and printer.c.
+  # The Fast DDS agent also compiles the native agent's options.c, printer.c and measure.c.
   local extra=()
   [ "$1" = "$FASTDDS_COMPONENT" ] && extra=("$here/perftest-wrappers/native")
   find "$here/$1" "${extra[@]}" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.hpp' \

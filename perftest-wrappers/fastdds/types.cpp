@@ -57,19 +57,36 @@ struct Reader {
   }
 };
 
-void put_header(SerializedPayload_t *payload)
+// One sample: the encapsulation header, the fixed fields (header_size bytes with the
+// encapsulation and the sequence length), then the octet sequence seq.
+template <typename Fields>
+bool write_sample(SerializedPayload_t *payload, uint32_t header_size, const std::vector<uint8_t> &seq,
+                  Fields fields)
 {
+  uint32_t n = static_cast<uint32_t>(seq.size());
+  if (payload->max_size < header_size + n) return false;
   payload->encapsulation = HOST_LE ? CDR_LE : CDR_BE;
   payload->data[0] = 0;
   payload->data[1] = HOST_LE ? 1 : 0;
   payload->data[2] = payload->data[3] = 0;
+  Writer w{payload->data + 4};
+  fields(w);
+  w.put(n);
+  if (n) std::memcpy(w.p, seq.data(), n);
+  payload->length = header_size + n;
+  return true;
 }
 
-bool get_header(const SerializedPayload_t *payload, bool *swap)
+// The reverse: false on a bad header, a short payload or a sequence above max_seq octets.
+template <typename Fields>
+bool read_sample(const SerializedPayload_t *payload, uint32_t max_seq, std::vector<uint8_t> &seq,
+                 Fields fields)
 {
   if (payload->length < 4 || payload->data[0] != 0 || payload->data[1] > 1) return false;
-  *swap = (payload->data[1] == 1) != HOST_LE;
-  return true;
+  bool swap = (payload->data[1] == 1) != HOST_LE;
+  Reader r{payload->data + 4, payload->data + payload->length, swap};
+  fields(r);
+  return r.ok && r.bytes(seq, max_seq);
 }
 
 }  // namespace
@@ -95,39 +112,31 @@ std::function<uint32_t()> TestDataType::getSerializedSizeProvider(void *data)
 bool TestDataType::serialize(void *data, SerializedPayload_t *payload)
 {
   const TestData *s = static_cast<const TestData *>(data);
-  uint32_t n = static_cast<uint32_t>(s->bin_data.size());
-  if (payload->max_size < TEST_DATA_HEADER + n) return false;
-  put_header(payload);
-  Writer w{payload->data + 4};
-  w.put(s->key);
-  w.put(s->pub_id);
-  w.put(s->sub_id);
-  w.put(s->ping_to);
-  w.put(s->kind);
-  w.put(int32_t{0});  // CDR aligns the 64-bit seq to 8
-  w.put(s->seq);
-  w.put(s->ts);
-  w.put(n);
-  if (n) std::memcpy(w.p, s->bin_data.data(), n);
-  payload->length = TEST_DATA_HEADER + n;
-  return true;
+  return write_sample(payload, TEST_DATA_HEADER, s->bin_data, [s](Writer &w) {
+    w.put(s->key);
+    w.put(s->pub_id);
+    w.put(s->sub_id);
+    w.put(s->ping_to);
+    w.put(s->kind);
+    w.put(int32_t{0});  // CDR aligns the 64-bit seq to 8
+    w.put(s->seq);
+    w.put(s->ts);
+  });
 }
 
 bool TestDataType::deserialize(SerializedPayload_t *payload, void *data)
 {
-  bool swap;
-  if (!get_header(payload, &swap)) return false;
   TestData *s = static_cast<TestData *>(data);
-  Reader r{payload->data + 4, payload->data + payload->length, swap};
-  s->key = r.get<int32_t>();
-  s->pub_id = r.get<int32_t>();
-  s->sub_id = r.get<int32_t>();
-  s->ping_to = r.get<int32_t>();
-  s->kind = r.get<int32_t>();
-  (void)r.get<int32_t>();
-  s->seq = r.get<uint64_t>();
-  s->ts = r.get<int64_t>();
-  return r.ok && r.bytes(s->bin_data, m_typeSize - TEST_DATA_HEADER);
+  return read_sample(payload, m_typeSize - TEST_DATA_HEADER, s->bin_data, [s](Reader &r) {
+    s->key = r.get<int32_t>();
+    s->pub_id = r.get<int32_t>();
+    s->sub_id = r.get<int32_t>();
+    s->ping_to = r.get<int32_t>();
+    s->kind = r.get<int32_t>();
+    (void)r.get<int32_t>();
+    s->seq = r.get<uint64_t>();
+    s->ts = r.get<int64_t>();
+  });
 }
 
 void *TestDataType::createData() { return new (std::nothrow) TestData(); }
@@ -177,29 +186,21 @@ std::function<uint32_t()> AnnouncementType::getSerializedSizeProvider(void *data
 bool AnnouncementType::serialize(void *data, SerializedPayload_t *payload)
 {
   const Announcement *a = static_cast<const Announcement *>(data);
-  uint32_t n = static_cast<uint32_t>(a->finished.size());
-  if (payload->max_size < ANNOUNCEMENT_HEADER + n) return false;
-  put_header(payload);
-  Writer w{payload->data + 4};
-  w.put(a->sub_id);
-  w.put(a->kind);
-  w.put(a->pub_id);
-  w.put(n);
-  if (n) std::memcpy(w.p, a->finished.data(), n);
-  payload->length = ANNOUNCEMENT_HEADER + n;
-  return true;
+  return write_sample(payload, ANNOUNCEMENT_HEADER, a->finished, [a](Writer &w) {
+    w.put(a->sub_id);
+    w.put(a->kind);
+    w.put(a->pub_id);
+  });
 }
 
 bool AnnouncementType::deserialize(SerializedPayload_t *payload, void *data)
 {
-  bool swap;
-  if (!get_header(payload, &swap)) return false;
   Announcement *a = static_cast<Announcement *>(data);
-  Reader r{payload->data + 4, payload->data + payload->length, swap};
-  a->sub_id = r.get<int32_t>();
-  a->kind = r.get<int32_t>();
-  a->pub_id = r.get<int32_t>();
-  return r.ok && r.bytes(a->finished, m_typeSize - ANNOUNCEMENT_HEADER);
+  return read_sample(payload, m_typeSize - ANNOUNCEMENT_HEADER, a->finished, [a](Reader &r) {
+    a->sub_id = r.get<int32_t>();
+    a->kind = r.get<int32_t>();
+    a->pub_id = r.get<int32_t>();
+  });
 }
 
 void *AnnouncementType::createData() { return new (std::nothrow) Announcement(); }
