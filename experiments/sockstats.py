@@ -180,3 +180,83 @@ def fanout(before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapping[
         "udp_no_socket": d("Udp", "NoPorts") + d("Udp", "IgnoredMulti"),
         "rcvbuf_errors": d("Udp", "RcvbufErrors"),
     }
+
+
+def role_of(name: str) -> str:
+    """``pub3`` → ``publisher``, ``sub0`` → ``subscriber``, anything else itself."""
+    return {"pub": "publisher", "sub": "subscriber"}.get(name[:3], name)
+
+
+class SocketSampler:
+    """Per-socket receive drops of running agents, by process and by role, per host.
+
+    Every ``interval`` seconds (a daemon thread) it maps each agent's sockets to it
+    (``/proc/<pid>/fd``) and reads its host's ``/proc/<pid>/net/udp`` (the file shows the
+    network namespace of ``pid``, so one live agent per host is enough). A socket's
+    ``drops`` only grow, so the last reading of each socket is kept; drops in the last
+    interval before a socket closed are missed (the figures are lower bounds).
+
+    ``agents``: ``{name: (pid, host)}``; :meth:`result` gives
+    ``{"interval_s", "samples", "hosts": {host: {role: {sockets, drops, rx_queue}}},
+    "processes": {name: drops}}`` (``rx_queue``: bytes queued at the last reading).
+    """
+
+    def __init__(self, agents: Mapping[str, tuple[int, str]], interval: float = 2.0,
+                 proc: str = "/proc") -> None:
+        import threading
+
+        self.agents = dict(agents)
+        self.interval = interval
+        self.proc = proc
+        self.samples = 0
+        self._owner: dict[tuple[str, int], str] = {}  # (host, inode) -> agent name
+        self._last: dict[tuple[str, int], UdpSocket] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="sockstats")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(self.interval)
+
+    def sample(self) -> None:
+        """One reading of every live agent's sockets."""
+        readers: dict[str, int] = {}
+        for name, (pid, host) in self.agents.items():
+            inodes = socket_inodes(pid, self.proc)
+            if inodes:
+                readers.setdefault(host, pid)
+            for ino in inodes:
+                self._owner[(host, ino)] = name
+        for host, pid in readers.items():
+            try:
+                with open(f"{self.proc}/{pid}/net/udp") as f:
+                    rows = parse_proc_net_udp(f.read())
+            except OSError:
+                continue
+            for s in rows:
+                if (host, s.inode) in self._owner:
+                    self._last[(host, s.inode)] = s
+        self.samples += 1
+
+    def result(self) -> dict[str, Any]:
+        hosts: dict[str, dict[str, dict[str, int]]] = {}
+        processes: dict[str, int] = {}
+        for (host, ino), s in self._last.items():
+            name = self._owner[(host, ino)]
+            processes[name] = processes.get(name, 0) + s.drops
+            row = hosts.setdefault(host, {}).setdefault(
+                role_of(name), {"sockets": 0, "drops": 0, "rx_queue": 0})
+            row["sockets"] += 1
+            row["drops"] += s.drops
+            row["rx_queue"] += s.rx_queue
+        return {"interval_s": self.interval, "samples": self.samples,
+                "hosts": hosts, "processes": dict(sorted(processes.items()))}

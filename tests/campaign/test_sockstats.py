@@ -73,3 +73,28 @@ def test_drops_by_owner_sums_unknown_sockets_as_other() -> None:
     s = [sockstats.UdpSocket("0.0.0.0", 7400, "0.0.0.0", 0, 0, 10, 0, 9, 3)]
     assert sockstats.drops_by_owner(s, {}) == {"other": {"sockets": 1, "drops": 3,
                                                          "rx_queue": 10}}
+
+
+def test_socket_sampler_attributes_drops_to_the_process_role() -> None:
+    """The sampler maps this process's socket to "sub0" (a subscriber on host h1) through
+    /proc/<pid>/fd and reads its drops from /proc/<pid>/net/udp."""
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)
+        rx.bind(("127.0.0.1", 0))
+        for _ in range(50):
+            tx.sendto(b"x" * 64, rx.getsockname())
+        inode = os.fstat(rx.fileno()).st_ino
+        assert wait_for(lambda: (r := _row(inode)) is not None and r.drops > 0, 5)
+        want = _row(inode)
+        s = sockstats.SocketSampler({"sub0": (os.getpid(), "h1")})
+        s.sample()
+        res = s.result()
+        sub = res["hosts"]["h1"]["subscriber"]
+        assert want is not None and sub["drops"] >= want.drops > 0
+        assert sub["sockets"] >= 2  # rx and tx (and any other UDP socket of this process)
+        assert res["processes"]["sub0"] == sub["drops"] and res["samples"] == 1
+    finally:
+        rx.close()
+        tx.close()
