@@ -121,7 +121,8 @@ def _check_complete_run(run_dir: Path) -> None:
     # Issue 12: the hosts' fan-out factors and per-socket drops by role (and the setting).
     assert set(man["host_fanout"]) == set(man["udp"])
     for host, f in man["host_fanout"].items():
-        assert f["udp_arrived"] > 0 and f["factor"] >= 1, (host, f)
+        # >= 1 copy per datagram, less a little: IGMP arrivals are counted (sockstats.fanout)
+        assert f["udp_arrived"] > 0 and f["factor"] >= 0.95, (host, f)
     assert man["socket_drops"]["samples"] >= 1
     assert set(man["socket_drops"]["processes"]) == set(procs)
     assert man["fanout"]["setting"] == cfg.get("fanout", "kernel")
