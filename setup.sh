@@ -52,7 +52,7 @@ DEPS="$here/.deps"
 # Native components: each folder has a CMakeLists.txt that places its own outputs (see
 # the folder's README); each is built twice, Release and Debug with AddressSanitizer
 # (-DMCASTLAB_ASAN=ON). A stamp of the sources' hash decides whether to rebuild.
-NATIVE_COMPONENTS=(perftest-wrappers/native captures/native)
+NATIVE_COMPONENTS=(perftest-wrappers/native captures/native perftest-wrappers/mcastall)
 FASTDDS_COMPONENT=perftest-wrappers/fastdds
 FASTDDS_NOTE="$here/build/fastdds-unsupported.txt"  # why the Fast DDS agent is not built
 PRIVATE_DEBS=(smcroute frr)

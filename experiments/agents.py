@@ -8,10 +8,16 @@ one command-line parser) still need the other role's count (agent_options.NATIVE
 real Perftest gets ``-peer N@address`` so that more than 5 participants per host are
 contacted. ``ddsperf`` (Cyclone's own tool, a reference) gets its own command line and a
 Cyclone configuration in ``CYCLONEDDS_URI``.
+
+A run with ``fanout = "joined-only"`` (issue 12) gives every agent the IP_MULTICAST_ALL=0
+shim in ``LD_PRELOAD`` (perftest-wrappers/mcastall) and ``MCASTLAB_MCASTALL_LOG=1``, so each
+agent's stderr says the shim was active; the runner checks it (:func:`shim_evidence`).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +48,47 @@ class ProcSpec:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     latency_file: Path | None = None
+
+
+SHIM_ACTIVE = "mcastlab-mcastall: active:"
+SHIM_FAILED = "mcastlab-mcastall: FAILED"
+_SHIM_COUNT = re.compile(
+    r"mcastlab-mcastall: IP_MULTICAST_ALL=0 on (\d+) UDP sockets, (\d+) failed")
+
+
+def fanout_env(kind: str, fanout: str) -> dict[str, str]:
+    """Environment an agent needs for the run's fan-out setting (empty for "kernel").
+
+    >>> sorted(fanout_env("native", "joined-only"))
+    ['LD_PRELOAD', 'MCASTLAB_MCASTALL_LOG']
+    >>> fanout_env("native", "kernel")
+    {}
+    """
+    if fanout == "kernel":
+        return {}
+    env = {"LD_PRELOAD": str(paths.MCASTALL_SHIM), "MCASTLAB_MCASTALL_LOG": "1"}
+    if kind.endswith("-asan"):
+        # ASan refuses to start when a library is preloaded before its runtime; the shim
+        # intercepts only socket(), which ASan does not.
+        old = os.environ.get("ASAN_OPTIONS", "")
+        env["ASAN_OPTIONS"] = f"{old}:verify_asan_link_order=0" if old else \
+            "verify_asan_link_order=0"
+    return env
+
+
+def shim_evidence(stderr: str) -> dict[str, object]:
+    """What an agent's stderr says about the shim: active, failures, sockets set.
+
+    >>> shim_evidence("mcastlab-mcastall: active: IP_MULTICAST_ALL=0 on UDP sockets of pid 7\\n"
+    ...               "mcastlab-mcastall: IP_MULTICAST_ALL=0 on 4 UDP sockets, 0 failed\\n")
+    {'active': True, 'failed': 0, 'sockets': 4}
+    """
+    m = _SHIM_COUNT.search(stderr)
+    return {
+        "active": SHIM_ACTIVE in stderr,
+        "failed": max(stderr.count(SHIM_FAILED), int(m.group(2)) if m else 0),
+        "sockets": int(m.group(1)) if m else None,  # None: the agent did not exit normally
+    }
 
 
 def _cyclone_uri(cfg: dict[str, Any], ip: str, peers: list[str], per_host: int) -> str:
@@ -132,6 +179,7 @@ def build(cfg: dict[str, Any], host_ip: dict[str, str], agents_dir: Path) -> lis
     host_count = {h: list(placement.values()).count(h) for h in hosts_used}
     peer_counts = {host_ip[h]: n for h, n in host_count.items()}
     per_host = max(host_count.values())
+    shim_env = fanout_env(kind, cfg.get("fanout", "kernel"))
     out: list[ProcSpec] = []
     for name, host in placement.items():
         is_pub = name.startswith("pub")
@@ -140,7 +188,7 @@ def build(cfg: dict[str, Any], host_ip: dict[str, str], agents_dir: Path) -> lis
         lat = agents_dir / f"{name}.latency.txt" if is_pub and idx == 0 else None
         if kind in PERFTEST_KINDS:
             argv = [exe, *_perftest_args(cfg, is_pub, idx, ip, peer_counts, lat)]
-            out.append(ProcSpec(name, host, argv, latency_file=lat))
+            out.append(ProcSpec(name, host, argv, env=dict(shim_env), latency_file=lat))
         else:
             dur = cfg["execution_time"] or 60
             # Subscribers outlive the publishers a little so they see the last second.
@@ -155,6 +203,6 @@ def build(cfg: dict[str, Any], host_ip: dict[str, str], agents_dir: Path) -> lis
             else:
                 argv += ["sub", "pong"]
             argv += list(cfg.get("agent_extra_args", []))
-            env = {"CYCLONEDDS_URI": _cyclone_uri(cfg, ip, peers, per_host)}
+            env = {"CYCLONEDDS_URI": _cyclone_uri(cfg, ip, peers, per_host), **shim_env}
             out.append(ProcSpec(name, host, argv, env=env))
     return out

@@ -9,6 +9,11 @@ With more than one implementation (``[matrix] agents``) the agent is the group's
 part, ``lan-rel-100B-fastdds-3x3-multicast-r1``: each implementation's runs form their own
 groups, on the same network and placement. With one implementation nothing names it, so
 run ids of existing campaigns stay as they were (and finished runs resume).
+
+The host socket fan-out axis (``[matrix] fanout``) names itself the same way, after the
+agent: ``lan-rel-100B-fanout-joined-only-3x3-multicast-r1``; runs with the kernel's
+default are named only when the axis has both values, and their configuration has no
+``fanout`` key (absent means "kernel"), so existing campaigns keep their ids and resume.
 """
 
 from __future__ import annotations
@@ -44,19 +49,20 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     # over the count's time span and a slow drift of the machine (another load, thermal)
     # falls on all of them alike, not on one of them.
     axes = (
-        (*head, (pubs, subs), rep, kind, mode, disc)
+        (*head, (pubs, subs), rep, kind, fan, mode, disc)
         for *head, (pubs, subs) in itertools.product(
             topo_params.items(), variants.items(), m.tests, m.reliability, m.data_len,
             m.latency_count, m.pub_rate, m.count_pairs())
         for rep in range(1, m.repetitions_of(pubs, subs) + 1)
         for kind in kinds
+        for fan in m.fanout
         for mode in m.modes
         for disc in m.discovery
     )
     paced = any(m.pub_rate)
     for point in axes:
         (tname, tparams), (pname, pl), test, rel, dlen, lcount, rate = point[:7]
-        (pubs, subs), rep, kind, mode, disc = point[7:]
+        (pubs, subs), rep, kind, fan, mode, disc = point[7:]
         if test == "latency":
             lcount = 1  # -latencyTest: every sample is a round trip
             rate = 0  # and it paces itself: one round trip at a time
@@ -75,6 +81,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
             parts.append(pname)
         if len(kinds) > 1:
             parts.append(kind)
+        if m.fanout != ["kernel"]:
+            parts.append(f"fanout-{fan}")
         group = "-".join(parts)
         mode_tag = mode if disc == "spdp-multicast" else f"{mode}-peers"
         run_id = f"{group}-{pubs}x{subs}-{mode_tag}-r{rep}"
@@ -84,6 +92,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
         runs.append(
             {
                 "run_id": run_id,
+                **({"fanout": fan} if fan != "kernel" else {}),
                 "campaign": sc.campaign.name,
                 "scenario": scenario_path,
                 "group": group,

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments import agents as agents_mod
-from experiments import fidelity, matrix, provenance, results, tables, udpstats
+from experiments import fidelity, matrix, provenance, results, sockstats, tables, udpstats
 from experiments.progress import Progress
 from experiments.resources import ResourceSampler
 from experiments.scenario import Scenario, validate
@@ -313,6 +313,14 @@ class CampaignRunner:
                 f"{len(bad)} agent process(es) failed, e.g. {name} exit {code}: "
                 f"{manifest.get('stderr_tails', {}).get(name, '')}"
             )
+        fan = manifest.get("fanout") or {}
+        if fan.get("inactive") or fan.get("failed"):
+            names = fan["inactive"] or fan["failed"]
+            why = (f"no '{agents_mod.SHIM_ACTIVE}' line in its stderr" if fan["inactive"]
+                   else f"'{agents_mod.SHIM_FAILED}' in its stderr")
+            raise RunFailed(f"fanout {fan['setting']!r}: the IP_MULTICAST_ALL=0 shim was not "
+                            f"active in {', '.join(names[:5])} ({why}): the run did not have "
+                            "what the scenario asked for")
         # Runs of a few seconds (or num_iter bursts) may end before the first interval.
         if (cfg["test"] == "throughput" and cfg["agent"] != "ddsperf"
                 and cfg["execution_time"] >= 3):
@@ -329,6 +337,7 @@ class CampaignRunner:
         timing = cfg["timing"]
         prog.set_phase("building network")
         sampler = ResourceSampler(interval=0.5)
+        socks: sockstats.SocketSampler | None = None
         procs: dict[str, subprocess.Popen[bytes]] = {}
         files: list[Any] = []
         exit_codes: dict[str, int | None] = {}
@@ -365,7 +374,7 @@ class CampaignRunner:
                 # Subscribers first: publishers wait for all of them anyway.
                 specs.sort(key=lambda s: (not s.name.startswith("sub"), s.name))
                 agent_hosts = sorted({s.host for s in specs})
-                udp_before = udpstats.read(net, agent_hosts)
+                snmp_before = udpstats.read_snmp(net, agent_hosts)
                 monitor = fidelity.Monitor(
                     net, agent_hosts, work / "logs",
                     fidelity.Thresholds.from_dict(cfg.get("fidelity")),
@@ -384,6 +393,9 @@ class CampaignRunner:
                     if cfg["resources"]:
                         sampler.add(p.pid, s.name, s.host)
                 sampler.start()
+                socks = sockstats.SocketSampler({s.name: (procs[s.name].pid, s.host)
+                                                 for s in specs})
+                socks.start()
                 t_rows0 = time.monotonic()
                 deadline = t_start + (cfg["execution_time"] or 0) + timing["run_timeout"]
                 prog.set_phase("running")
@@ -393,7 +405,16 @@ class CampaignRunner:
                 out["agents_s"] = round(time.monotonic() - t_start, 3)
                 out["run_span"] = {"start": wall_start, "end": time.time(),
                                    "s": out["agents_s"]}
-                out["udp"] = udpstats.delta(udp_before, udpstats.read(net, agent_hosts))
+                socks.stop()
+                snmp_after = udpstats.read_snmp(net, agent_hosts)
+                out["udp"] = udpstats.delta(
+                    {h: c["Udp"] for h, c in snmp_before.items()},
+                    {h: c["Udp"] for h, c in snmp_after.items()})
+                # Issue 12: socket deliveries per UDP datagram arriving at each host, and
+                # receive drops per socket by role (experiments/sockstats.py).
+                out["host_fanout"] = {h: sockstats.fanout(snmp_before[h], snmp_after[h])
+                                      for h in snmp_after if h in snmp_before}
+                out["socket_drops"] = socks.result()
                 drops = sum(c["RcvbufErrors"] for c in out["udp"].values())
                 if drops:
                     recv = sum(c["InDatagrams"] for c in out["udp"].values())
@@ -410,6 +431,8 @@ class CampaignRunner:
                     monitor.stop_samplers()
                 self._stop_procs(procs)
                 sampler.stop()
+                if socks is not None:
+                    socks.stop()
                 for f in files:
                     f.close()
                 exit_codes = {n: p.returncode for n, p in procs.items()}
@@ -440,6 +463,7 @@ class CampaignRunner:
                          + "; ".join(fid["reasons"]) + " (manifest: fidelity)")
         out["stderr_tails"] = {n: _tail(work / "agents" / f"{n}.stderr")
                                for n, c in exit_codes.items() if c != 0}
+        out["fanout"] = self._fanout_evidence(cfg, work / "agents", exit_codes)
         out["throughput_rows"] = {}
         if "timed_out" in out:
             raise RunFailed(f"timeout: {', '.join(out['timed_out'][:5])} still running after "
@@ -449,6 +473,26 @@ class CampaignRunner:
                 text = (work / "agents" / f"{name}.stdout").read_text(errors="replace")
                 secs = tables.perftest_sections(text)
                 out["throughput_rows"][name] = len(secs.get("throughput_intervals", []))
+        return out
+
+    @staticmethod
+    def _fanout_evidence(cfg: dict[str, Any], agents_dir: Path,
+                         exit_codes: dict[str, int | None]) -> dict[str, Any]:
+        """manifest ``fanout``: the run's setting and, for "joined-only", each agent's proof
+        that the IP_MULTICAST_ALL=0 shim was active (its stderr), and which agents lack it
+        (``inactive``: no "active" line; ``failed``: a socket it could not change). Such a
+        run fails in :meth:`_check`: it did not have what the scenario asked for."""
+        setting = cfg.get("fanout", "kernel")
+        if setting == "kernel":
+            return {"setting": setting}
+        from mcastlab import paths
+
+        ev = {n: agents_mod.shim_evidence((agents_dir / f"{n}.stderr").read_text(
+            errors="replace")) for n in exit_codes}
+        out = {"setting": setting, "shim": str(paths.MCASTALL_SHIM), "agents": ev,
+               "sockets": sum(int(e["sockets"] or 0) for e in ev.values())}
+        out["inactive"] = [n for n, e in ev.items() if not e["active"]]
+        out["failed"] = [n for n, e in ev.items() if e["failed"]]
         return out
 
     @staticmethod

@@ -34,6 +34,12 @@ MODES = ("unicast", "multicast")
 DISCOVERIES = ("spdp-multicast", "unicast-peers")
 RELIABILITIES = ("reliable", "best-effort")
 TESTS = ("throughput", "latency")
+# Host socket fan-out (issue 12): "kernel" leaves the agents' sockets as the kernel makes
+# them (IP_MULTICAST_ALL = 1: a multicast datagram goes to every socket bound to its port
+# once any socket of the host joined its group); "joined-only" preloads the shim of
+# perftest-wrappers/mcastall (IP_MULTICAST_ALL = 0: a socket gets only the groups it joined).
+Fanout = Literal["kernel", "joined-only"]
+FANOUTS: tuple[str, ...] = get_args(Fanout)
 AgentKind = Literal["native", "native-asan", "fastdds", "fastdds-asan", "rti", "ddsperf"]
 AGENT_KINDS: tuple[str, ...] = get_args(AgentKind)
 # Cyclone DDS, Fast DDS and RTI Connext all map participant index i to port
@@ -195,6 +201,20 @@ class Matrix(_Strict):
     # DDS implementations compared run by run on identical networks and placements
     # (default: [agent.kind]). With more than one, run ids and groups name the agent.
     agents: list[AgentKind] | None = None
+    # Host socket fan-out, an ablation axis (FANOUTS): "kernel" (the default, the study's
+    # setting) and/or "joined-only" (the agents run with IP_MULTICAST_ALL = 0).
+    fanout: list[Fanout] = Field(default_factory=lambda: ["kernel"])
+
+    @field_validator("fanout")
+    @classmethod
+    def _fanout(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError(f"empty list; allowed: one or both of {', '.join(FANOUTS)}")
+        dup = sorted({a for a in v if v.count(a) > 1})
+        if dup:
+            raise ValueError(f"{', '.join(dup)} listed twice; allowed: each of "
+                             f"{', '.join(FANOUTS)} at most once")
+        return v
 
     @field_validator("agents")
     @classmethod
@@ -487,6 +507,19 @@ def agent_missing(kind: str) -> str | None:
     return None
 
 
+def fanout_shim_missing(sc: Scenario) -> str | None:
+    """Why a scenario's ``matrix.fanout`` cannot run here (the shim is not built), or None."""
+    if "joined-only" not in sc.matrix.fanout:
+        return None
+    from mcastlab import paths
+
+    if paths.MCASTALL_SHIM.is_file():
+        return None
+    return (f"'joined-only' needs the IP_MULTICAST_ALL=0 preload shim {paths.MCASTALL_SHIM}, "
+            "which is not built (run ./setup.sh; it builds perftest-wrappers/mcastall); "
+            f"allowed without it: {FANOUTS[0]!r}")
+
+
 def validate(path: Path | str, *, check_machine: bool = True, quick: bool = False
              ) -> tuple[Scenario, dict[str, Any]]:
     """Parse ``path`` and check it against its topology and this machine.
@@ -519,6 +552,9 @@ def validate(path: Path | str, *, check_machine: bool = True, quick: bool = Fals
                     f"agent {kind!r} is not installed: {why} "
                     f"(agents: {', '.join(AGENT_KINDS)})",
                 )
+        why = fanout_shim_missing(sc)
+        if why:
+            raise ScenarioError(path, "matrix.fanout", why)
         for vname, spec in specs.items():
             missing = list(topologies.missing_capabilities(spec))
             if missing:

@@ -45,3 +45,17 @@ def delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]
     """Per host, the change of each of FIELDS between two readings."""
     return {h: {k: after[h].get(k, 0) - before[h].get(k, 0) for k in FIELDS}
             for h in after if h in before}
+
+
+def read_snmp(net: Any, hosts: Iterable[str]) -> dict[str, dict[str, dict[str, int]]]:
+    """Every ``/proc/net/snmp`` section of each host now (experiments.sockstats.parse_snmp);
+    hosts whose file cannot be read are left out."""
+    from experiments.sockstats import parse_snmp
+
+    out = {}
+    for h in hosts:
+        p = net.run(h, ["cat", "/proc/net/snmp"], timeout=10)
+        sections = parse_snmp(p.stdout) if p.returncode == 0 else {}
+        if sections.get("Udp"):
+            out[h] = sections
+    return out

@@ -11,6 +11,12 @@ NATIVE_AGENT_ASAN = AGENT_BIN_DIR / "perftest_cyclone_asan"
 # The same contract on eProsima Fast DDS (perftest-wrappers/fastdds).
 FASTDDS_AGENT = AGENT_BIN_DIR / "perftest_fastdds"
 FASTDDS_AGENT_ASAN = AGENT_BIN_DIR / "perftest_fastdds_asan"
+# LD_PRELOAD shim setting IP_MULTICAST_ALL=0 on the agents' UDP sockets (perftest-wrappers/
+# mcastall): `[matrix] fanout = ["joined-only"]`. Its checkers stay in the build directory.
+MCASTALL_SHIM = AGENT_BIN_DIR / "libmcastall_off.so"
+MCASTALL_CHECK = REPO_ROOT / "build" / "perftest-wrappers_mcastall" / "mcastall_check"
+MCASTALL_CHECK_ASAN = (REPO_ROOT / "build" / "perftest-wrappers_mcastall-asan"
+                       / "mcastall_check_asan")
 # Written by setup.sh when it does not build the Fast DDS agent: why (version, distribution).
 FASTDDS_UNSUPPORTED_NOTE = REPO_ROOT / "build" / "fastdds-unsupported.txt"
 RTI_WRAPPER = REPO_ROOT / "perftest-wrappers" / "rti" / "run_perftest.sh"

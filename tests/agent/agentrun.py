@@ -75,10 +75,12 @@ def run_agents(
     timeout: float = 60,
     workdir: Path | None = None,
     gated: bool = False,
+    env: dict[str, str] | None = None,
 ) -> list[AgentResult]:
     """Start `subs` subscribers and `pubs` publishers spread round-robin over the lab's hosts
     (subscribers from host 1, publishers from host 0), wait for all, return their results.
-    ``pub_args`` go to publishers only (e.g. -executionTime, -latencyFile)."""
+    ``pub_args`` go to publishers only (e.g. -executionTime, -latencyFile); ``env`` is
+    every process's environment (default: this process's)."""
     pub_common, sub_common = split_by_role(args)
     plan: list[tuple[str, int, int, list[str]]] = []
     for i in range(subs):
@@ -100,7 +102,7 @@ def run_agents(
         err = open(workdir / f"{lab.tag}-{role}{i}.err", "w+")  # noqa: SIM115
         files.append((out, err))
         start = lab.popen_gated if gated else lab.popen
-        procs.append(start(h, [agent, *a], stdout=out, stderr=err))
+        procs.append(start(h, [agent, *a], stdout=out, stderr=err, env=env))
     if gated:
         lab.release(procs)
     t0 = time.monotonic()

@@ -138,9 +138,11 @@ class NetLab:
     # ---- processes ------------------------------------------------------------------
     def popen(self, i: int, argv: Sequence[str], stdout: IO[Any] | int | None = subprocess.PIPE,
               stderr: IO[Any] | int | None = subprocess.PIPE,
-              env: dict[str, str] | None = None) -> subprocess.Popen[Any]:
+              env: dict[str, str] | None = None,
+              stdin: IO[Any] | int | None = None) -> subprocess.Popen[Any]:
         """Start argv in namespace i, in its own process group; the pid is recorded."""
-        p = self.ledger.spawn(list(argv), self.ns(i), stdout=stdout, stderr=stderr, text=True,
+        p = self.ledger.spawn(list(argv), self.ns(i), stdin=stdin, stdout=stdout, stderr=stderr,
+                              text=True,
                               start_new_session=True, env=env,
                               preexec_fn=_enter_netns(f"/var/run/netns/{self.ns(i)}"))
         self.procs.append(p)

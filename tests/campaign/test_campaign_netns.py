@@ -118,6 +118,14 @@ def _check_complete_run(run_dir: Path) -> None:
         assert counters["InDatagrams"] > 0 and counters["OutDatagrams"] > 0, (host, counters)
         # the kernel counts every buffer-full drop in InErrors too (udp.c)
         assert 0 <= counters["RcvbufErrors"] <= counters["InErrors"], (host, counters)
+    # Issue 12: the hosts' fan-out factors and per-socket drops by role (and the setting).
+    assert set(man["host_fanout"]) == set(man["udp"])
+    for host, f in man["host_fanout"].items():
+        # >= 1 copy per datagram, less a little: IGMP arrivals are counted (sockstats.fanout)
+        assert f["udp_arrived"] > 0 and f["factor"] >= 0.95, (host, f)
+    assert man["socket_drops"]["samples"] >= 1
+    assert set(man["socket_drops"]["processes"]) == set(procs)
+    assert man["fanout"]["setting"] == cfg.get("fanout", "kernel")
     res = pq.read_table(run_dir / "tables" / "resources.parquet").to_pylist()
     assert {r["process"] for r in res} == set(procs)
     assert all(r["rss_bytes"] > 0 for r in res)
@@ -379,3 +387,52 @@ def test_two_implementations_run_by_run(tmp_path: Path) -> None:
     assert {c["agreement"] for c in data["implementations"]} <= {"all undecided",
                                                                 "mixed fidelity",
                                                                 "testbed-bound"}
+
+
+FANOUT = """\
+[campaign]
+name = "fanout"
+[topology]
+name = "lan"
+params = { hosts = 2, snooping = true, querier = false }
+[matrix]
+participants = [2]
+modes = ["multicast"]
+latency_count = [100]
+execution_time = 4
+fanout = ["kernel", "joined-only"]
+[timing]
+converge_timeout = 30
+run_timeout = 60
+"""
+
+
+def test_fanout_axis_campaign(tmp_path: Path) -> None:
+    """Issue 12: the same 2x2 multicast run with the kernel's fan-out and with the shim.
+    h1 and h2 each hold pub and sub (round-robin); Cyclone sends Throughput on one data
+    port, so by default each host's publisher takes a copy of the other host's (and its
+    own, looped back) samples: factor near 2; with the shim near 1 (measured in
+    tests/agent/test_mcastall_agents_netns.py: 1.92 and 1.00)."""
+    _need_native_agent()
+    scen = tmp_path / "fanout.toml"
+    scen.write_text(FANOUT)
+    root = tmp_path / "fanout"
+    p = _run("run", str(scen), "--results", str(root), "--no-progress", timeout=300)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    kernel = root / "lan-rel-100B-fanout-kernel-2x2-multicast-r1"
+    shim = root / "lan-rel-100B-fanout-joined-only-2x2-multicast-r1"
+    mk, ms = (json.loads((d / "manifest.json").read_text()) for d in (kernel, shim))
+    for d in (kernel, shim):
+        _check_complete_run(d)
+    assert mk["fanout"] == {"setting": "kernel"}
+    assert ms["fanout"]["setting"] == "joined-only" and ms["fanout"]["inactive"] == []
+    assert ms["fanout"]["failed"] == [] and ms["fanout"]["sockets"] >= 4 * 3
+    assert set(ms["fanout"]["agents"]) == {"pub0", "pub1", "sub0", "sub1"}
+    fk = {h: f["factor"] for h, f in mk["host_fanout"].items()}
+    fs = {h: f["factor"] for h, f in ms["host_fanout"].items()}
+    print(f"\nhost fan-out factors: kernel {fk}, joined-only {fs}; socket drops by role: "
+          f"{mk['socket_drops']['hosts']} / {ms['socket_drops']['hosts']}")
+    assert all(v >= 1.5 for v in fk.values()) and all(v <= 1.25 for v in fs.values()), (fk, fs)
+    for man in (mk, ms):
+        for roles in man["socket_drops"]["hosts"].values():
+            assert set(roles) == {"publisher", "subscriber"}, roles

@@ -74,6 +74,7 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "matrix.warmup_samples": (100, "runs"),  # tables drop them from latency.parquet
     "matrix.placements": (["a"], "runs"),  # with [placements.a] (see _set)
     "matrix.agents": (["native", "fastdds"], "argv"),  # each run's agent binary
+    "matrix.fanout": (["joined-only"], "argv"),  # LD_PRELOAD of the IP_MULTICAST_ALL=0 shim
     "placement.strategy": ("explicit", "argv"),  # with publishers/subscribers (see _set)
     "placement.hosts": (["h3"], "argv"),
     "placement.publishers": (["h4"], "argv"),
