@@ -200,6 +200,11 @@ class ImplementationCell(Cell):
         elif a == UNDECIDED:
             text = (f"{where}: no implementation decides between the modes ({listing}), so "
                     "agreement cannot be judged")
+        elif a == TESTBED and "not compared" in self.outcomes:
+            bound = [ag for ag, o in zip(self.agents, self.outcomes, strict=True)
+                     if o == "testbed"]
+            text = (f"{where}: testbed-bound for {', '.join(bound)} and not compared for the "
+                    f"others ({listing}), so there is no verdict to compare")
         elif a == TESTBED:
             text = (f"{where}: testbed-bound for every implementation ({listing}); the "
                     "hosts, not the network, limited the runs, so there is no verdict to compare")

@@ -52,6 +52,8 @@ def _verdict(u: list[float], m: list[float], outcome: str = modes.UNDECIDED
     (["multicast", "undecided"], PARTLY, ["neither agree nor contradict"]),
     (["undecided", "undecided"], UNDECIDED, ["no implementation decides"]),
     (["testbed", "testbed"], TESTBED, ["testbed-bound for every implementation"]),
+    (["testbed", "not compared"], TESTBED, ["testbed-bound for native and not compared for",
+                                            "fastdds: not compared"]),
     (["multicast", "testbed"], MIXED, ["testbed-bound for fastdds", "cannot be compared"]),
 ])
 def test_agreement_sentence(outcomes: list[str], agreement: str, words: list[str]) -> None:
