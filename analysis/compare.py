@@ -188,6 +188,7 @@ class ImplementationCell(Cell):
         listing = "; ".join(named)
         where = f"At {self.participants} ({self.group}), {self.metric}"
         a = self.agreement
+        bound = [ag for ag, o in zip(self.agents, self.outcomes, strict=True) if o == "testbed"]
         if a == AGREE:
             text = (f"{where}: the implementations agree on the unicast-vs-multicast verdict "
                     f"({listing})")
@@ -201,16 +202,12 @@ class ImplementationCell(Cell):
             text = (f"{where}: no implementation decides between the modes ({listing}), so "
                     "agreement cannot be judged")
         elif a == TESTBED and "not compared" in self.outcomes:
-            bound = [ag for ag, o in zip(self.agents, self.outcomes, strict=True)
-                     if o == "testbed"]
             text = (f"{where}: testbed-bound for {', '.join(bound)} and not compared for the "
                     f"others ({listing}), so there is no verdict to compare")
         elif a == TESTBED:
             text = (f"{where}: testbed-bound for every implementation ({listing}); the "
                     "hosts, not the network, limited the runs, so there is no verdict to compare")
         elif a == MIXED:
-            bound = [ag for ag, o in zip(self.agents, self.outcomes, strict=True)
-                     if o == "testbed"]
             text = (f"{where}: testbed-bound for {', '.join(bound)} ({listing}), so the "
                     "implementations' verdicts cannot be compared here"
                     + (f"; among the network-bound ones: {self.network_agreement}"

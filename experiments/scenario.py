@@ -160,6 +160,19 @@ def _by_count(by: dict[str, int], publishers: int, subscribers: int, default: in
     return default
 
 
+
+def _distinct_choices(v: list[str], allowed: tuple[str, ...] | list[str], how_many: str
+                      ) -> list[str]:
+    """A matrix axis of named choices: not empty, no value twice (the literal type already
+    refused unknown values)."""
+    if not v:
+        raise ValueError(f"empty list; allowed: {how_many} {', '.join(allowed)}")
+    dup = sorted({a for a in v if v.count(a) > 1})
+    if dup:
+        raise ValueError(f"{', '.join(dup)} listed twice; allowed: each of "
+                         f"{', '.join(allowed)} at most once")
+    return v
+
 class Matrix(_Strict):
     # Either participants (publishers = subscribers, the study's design) or both lists,
     # paired element by element.
@@ -208,25 +221,12 @@ class Matrix(_Strict):
     @field_validator("fanout")
     @classmethod
     def _fanout(cls, v: list[str]) -> list[str]:
-        if not v:
-            raise ValueError(f"empty list; allowed: one or both of {', '.join(FANOUTS)}")
-        dup = sorted({a for a in v if v.count(a) > 1})
-        if dup:
-            raise ValueError(f"{', '.join(dup)} listed twice; allowed: each of "
-                             f"{', '.join(FANOUTS)} at most once")
-        return v
+        return _distinct_choices(v, FANOUTS, "one or both of")
 
     @field_validator("agents")
     @classmethod
     def _agents(cls, v: list[str] | None) -> list[str] | None:
-        if v is not None:
-            if not v:
-                raise ValueError(f"empty list; allowed: one or more of {', '.join(AGENT_KINDS)}")
-            dup = sorted({a for a in v if v.count(a) > 1})
-            if dup:
-                raise ValueError(f"{', '.join(dup)} listed twice; allowed: each of "
-                                 f"{', '.join(AGENT_KINDS)} at most once")
-        return v
+        return None if v is None else _distinct_choices(v, AGENT_KINDS, "one or more of")
 
     @field_validator("participants", "publishers", "subscribers")
     @classmethod
