@@ -172,15 +172,19 @@ class BridgeLab(Lab):
 
 class RoutedLab(Lab):
     """Two pimd routers r1, r2 (10.78.12.0/24 between them), host a behind r1
-    (10.78.1.0/24) and host b behind r2 (10.78.2.0/24). r1 is the static RP.
+    (10.78.1.0/24) and host b behind r2 (10.78.2.0/24). r2 is the static RP.
 
         a --- r1 ===== r2 --- b
     """
 
-    # r2 is candidate BSR and candidate RP; r1, the source's DR, sends Registers to r2.
+    # Both routers know r2 (10.78.12.2) as the static RP, so r1, the source's DR, registers
+    # a's traffic to r2 as soon as its first datagram arrives. With r2 as candidate BSR and
+    # RP instead, r1 had to learn the RP set from a bootstrap message, and that took 15 s to
+    # more than 150 s (the first bootstraps can leave before r1 is a neighbour or before
+    # the RP set is in them; the next follow 60 s apart).
     PIMD_CONF: ClassVar[dict[str, str]] = {
-        "r1": "",
-        "r2": "bsr-candidate eth2 priority 5\nrp-candidate eth2 time 10 priority 20\n",
+        "r1": "rp-address 10.78.12.2 224.0.0.0/4\n",
+        "r2": "rp-address 10.78.12.2 224.0.0.0/4\n",
     }
 
     def __init__(self) -> None:
@@ -227,7 +231,8 @@ class RoutedLab(Lab):
         return self
 
     def start_pimd(self, router: str) -> subprocess.Popen[bytes]:
-        """pimd in the foreground with a private /var/run (unshare -m + bind mount)."""
+        """pimd in the foreground with a private /var/run (unshare -m + bind mount); its log
+        (cache misses, RP and RPF changes, Registers) in workdir/pimd_<router>.log."""
         short = router.rsplit("-", 1)[-1]
         rundir = self.workdir / f"run-{short}"
         rundir.mkdir(parents=True, exist_ok=True)
@@ -235,7 +240,7 @@ class RoutedLab(Lab):
         conf.write_text(self.PIMD_CONF[short])
         log = (self.workdir / f"pimd_{short}.log").open("wb")
         script = (f"mount --make-rprivate / && mount --bind {rundir} /var/run && "
-                  f"exec pimd -f -c {conf}")
+                  f"exec pimd -f --debug=kernel,rp,rpf,pim_register -s debug -c {conf}")
         return self.popen(router, ["unshare", "-m", "sh", "-c", script], stdout=log, stderr=log)
 
 
