@@ -168,6 +168,14 @@ def load_campaign(path: str | Path) -> Campaign:
             "reliable": cfg.get("reliable"),
             "data_len": cfg.get("data_len"),
             "topology": cfg.get("topology", ""),
+            # the matrix's named axes (analysis/ablation.py switches one at a time)
+            "topology_variant": str(cfg.get("topology_variant", "")),
+            "topology_params": json.dumps(cfg.get("topology_params", {}), sort_keys=True),
+            "placement_variant": str(cfg.get("placement_variant", "")),
+            "fanout": str(cfg.get("fanout", "kernel")),
+            "latency_count": int(cfg.get("latency_count") or 0),
+            "pub_rate": int(cfg.get("pub_rate") or 0),
+            "test": str(cfg.get("test", "throughput")),
             "dir": str(run_dir),
             "latency_samples": len(lat),
         }

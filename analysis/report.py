@@ -175,6 +175,7 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
                             n_boot=analysis.n_boot, min_reps=stats.MIN_REPETITIONS_AS_UNITS,
                             margin=analysis.margin, family=family))
     md += implementations_section(analysis, tables)
+    md += ablation_section(tables)
     verdicts = tables["verdicts"]
     for group in analysis.groups:
         sfx = "" if len(analysis.groups) == 1 else f"-{group}"
@@ -290,9 +291,37 @@ def implementations_section(analysis: Analysis, tables: dict[str, pd.DataFrame])
     ]
 
 
+def ablation_section(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """With factors that vary ([matrix] topology variants, placements, fanout, reliability,
+    agents): the ablation table and one generated paragraph per participant count."""
+    abl = tables.get("ablation")
+    paras = tables.get("ablation_paragraphs")
+    if abl is None or abl.empty or paras is None:
+        return []
+    return [
+        "## Ablations: which factor changes multicast's penalty\n",
+        "Each row: one factor switched from its baseline (the level most matrix points use), "
+        "everything else equal, at one participant count. The verdicts about the modes are "
+        "those of the tables below (runs as the unit, Holm over the campaign); `change_pct`: "
+        "multicast's median change against unicast. The interaction test asks whether "
+        "switching the factor changes multicast's effect: the multicast/unicast ratio of the "
+        "run medians with the factor switched against the baseline's (`ratio change_pct`, "
+        "95% interval `lo`–`hi`), Welch–Satterthwaite t on the log run medians of the four "
+        "groups of runs, Holm over this table. *Effect on the penalty* (a penalty: unicast "
+        "better at the baseline): `reverses` (multicast better when switched), `removes` "
+        "(practically equal), `reduces` / `worsens` (the interaction test shows it shrink / "
+        "grow), `no change shown`, `cannot tell` (undecided when switched and no difference "
+        "shown), `creates a penalty`, `no penalty`; `testbed-bound` when a run of either side "
+        "was host-bound: such a cell is never read as evidence.\n",
+        to_markdown(abl),
+        "\n" + "\n".join(f"- {s}" for s in paras["paragraph"]) + "\n",
+    ]
+
+
 def summary_dict(analysis: Analysis) -> dict:
     """The report's verdicts for scripts (`mcastlab report --json`): every pair's verdicts
     with its agent and fidelity, and with several implementations the agreement cells."""
+    from analysis import ablation
     from analysis.compare import implementations
     from analysis.verdicts import fidelity_cell
 
@@ -310,9 +339,12 @@ def summary_dict(analysis: Analysis) -> dict:
                 "p_equivalence_holm": num(v.p_equivalence_adj),
                 "testbed_reasons": v.testbed_reasons})
     cells = implementations(analysis)
+    abl = ablation.ablations(analysis)
     return {"campaign": analysis.campaign.name, "agents": analysis.agents,
             "runs": len(analysis.campaign.runs), "verdicts": verdicts,
-            "implementations": [c.as_dict() for c in cells]}
+            "implementations": [c.as_dict() for c in cells],
+            "ablations": [c.as_dict() for c in abl],
+            "ablation_paragraphs": ablation.paragraphs(abl)}
 
 
 def _paper_inputs(analysis: Analysis, tables: dict, tab_dir: Path) -> list[Path]:
@@ -341,6 +373,13 @@ def _paper_inputs(analysis: Analysis, tables: dict, tab_dir: Path) -> list[Path]
                              + "".join(f"\\item {latex_escape(s)}\n" for s in agree["sentence"])
                              + "\\end{itemize}\n")
         out.append(impl_path)
+    paras = tables.get("ablation_paragraphs")
+    if paras is not None and not paras.empty:  # factors switched: one paragraph per count
+        abl_path = tab_dir / "ablation_paragraphs.tex"
+        abl_path.write_text("\\begin{itemize}\n"
+                            + "".join(f"\\item {latex_escape(s)}\n" for s in paras["paragraph"])
+                            + "\\end{itemize}\n")
+        out.append(abl_path)
     return out
 
 

@@ -170,6 +170,12 @@ def all_tables(analysis: Analysis) -> dict[str, pd.DataFrame]:
     if len(analysis.agents) > 1:  # [matrix] agents: the implementations side by side
         out["implementations"] = implementation_table(analysis)
         out["implementation_agreement"] = implementation_agreement_table(analysis)
+    from analysis import ablation
+
+    cells = ablation.ablations(analysis)
+    if cells:  # factors switched one at a time (or factorially): the ablation table
+        out["ablation"] = ablation.table(cells)
+        out["ablation_paragraphs"] = pd.DataFrame({"paragraph": ablation.paragraphs(cells)})
     return out
 
 
@@ -239,6 +245,12 @@ LATEX_LAYOUT = {
     "explanations": (["participants", "wire evidence", "explanation"],
                      "lp{0.36\\textwidth}p{0.42\\textwidth}",
                      "Wire evidence and the dominant difference between the modes."),
+    "ablation": (["participants", "factor", "metric", "baseline verdict", "switched verdict",
+                  "effect on the penalty", "ratio change_pct", "p_holm"],
+                 "lp{0.22\\textwidth}lllllr",
+                 "Ablations: each factor switched alone from its baseline; the verdicts about "
+                 "the modes on both sides, what switching does to multicast's penalty, and the "
+                 "interaction test (multicast/unicast ratio switched vs baseline, %, Holm)."),
 }
 
 

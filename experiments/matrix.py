@@ -14,6 +14,9 @@ The host socket fan-out axis (``[matrix] fanout``) names itself the same way, af
 agent: ``lan-rel-100B-fanout-joined-only-3x3-multicast-r1``; runs with the kernel's
 default are named only when the axis has both values, and their configuration has no
 ``fanout`` key (absent means "kernel"), so existing campaigns keep their ids and resume.
+
+``[matrix] design = "one-at-a-time"`` keeps only the runs that change at most one of the
+named axes from its first value (the baseline): an ablation of each factor alone.
 """
 
 from __future__ import annotations
@@ -30,6 +33,12 @@ def _size(n: int) -> str:
         if n >= f and n % f == 0:
             return f"{n // f}{unit}"
     return f"{n}B"
+
+
+def _changed_factors(values: tuple[str, ...], baseline: tuple[str, ...]) -> int:
+    """How many of the ablation factors (topology variant, placement variant, reliability,
+    agent, fan-out) differ from the baseline's (each axis' first value)."""
+    return sum(v != b for v, b in zip(values, baseline, strict=True))
 
 
 def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
@@ -60,9 +69,14 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
         for disc in m.discovery
     )
     paced = any(m.pub_rate)
+    baseline = (next(iter(topo_params)), next(iter(variants)), m.reliability[0], kinds[0],
+                m.fanout[0])
     for point in axes:
         (tname, tparams), (pname, pl), test, rel, dlen, lcount, rate = point[:7]
         (pubs, subs), rep, kind, fan, mode, disc = point[7:]
+        if m.design == "one-at-a-time" and _changed_factors(
+                (tname, pname, rel, kind, fan), baseline) > 1:
+            continue
         if test == "latency":
             lcount = 1  # -latencyTest: every sample is a round trip
             rate = 0  # and it paces itself: one round trip at a time

@@ -217,6 +217,11 @@ class Matrix(_Strict):
     # Host socket fan-out, an ablation axis (FANOUTS): "kernel" (the default, the study's
     # setting) and/or "joined-only" (the agents run with IP_MULTICAST_ALL = 0).
     fanout: list[Fanout] = Field(default_factory=lambda: ["kernel"])
+    # factorial: every combination of the axes' values. one-at-a-time: an ablation design;
+    # the first value of each named axis (topology variants, placements, agents, fanout,
+    # reliability) is the baseline and a run changes at most one of them, so k axes of two
+    # values cost k + 1 groups instead of 2^k (analysis/ablation.py reads it back).
+    design: Literal["factorial", "one-at-a-time"] = "factorial"
 
     @field_validator("fanout")
     @classmethod
