@@ -187,3 +187,25 @@ def test_one_level_campaign_has_no_ablation(tmp_path: Path) -> None:
 ])
 def test_topology_variant_mechanism(changed: set[str], words: str) -> None:
     assert ablation._topology_mechanism(changed) == words
+
+
+def _abl_cell(factor: str, outcomes: tuple[str, str], metric: str = "latency",
+              diff: modes.EffectDifference | None = None) -> ablation.AblationCell:
+    return ablation.AblationCell(factor, "fanout", "kernel", factor, "50×50", metric,
+                                 ("g0", "g1"), outcomes, (40.0, 1.0), (None, None), diff,
+                                 ["x: host-bound"] if "testbed" in outcomes else [])
+
+
+def test_paragraph_keeps_the_baseline_penalty_when_every_switch_is_testbed_bound() -> None:
+    para = ablation._paragraph("50×50", [_abl_cell("a", ("unicast", "testbed")),
+                                         _abl_cell("b", ("unicast", "equal"))])
+    assert "latency: multicast's penalty (+40% at the baseline) is removed by b: kernel → b" \
+        in para
+    assert "testbed-bound, not evidence: a: kernel → a" in para
+    para = ablation._paragraph("50×50", [_abl_cell("a", ("testbed", "equal")),
+                                         _abl_cell("b", ("testbed", "unicast"))])
+    assert "every ablation cell is testbed-bound" in para
+    para = ablation._paragraph("50×50", [_abl_cell("a", ("equal", "unicast")),
+                                         _abl_cell("b", ("equal", "equal"))])
+    assert "no multicast penalty at the baseline (equal)" in para
+    assert "switching a: kernel → a creates one" in para
