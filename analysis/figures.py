@@ -24,7 +24,9 @@ WIRE_PANELS = (
     "wire_ip_fragments_per_s",
     "wire_packets_per_s",
     "wire_socket_drop_share",
+    "wire_host_fanout",
 )
+HOST_PANELS = ("wire_socket_drop_share", "wire_host_fanout")  # kernel counters, not captures
 SHARE_PANELS = ("wire_meta_share", "wire_socket_drop_share")
 LOG_SPAN = 30.0  # use a log axis when the visible range spans more than this factor
 X_RANGE = (0.0005, 0.9995)  # percentiles shown on the x axis
@@ -200,7 +202,7 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
         paths = _save(fig, out_dir, "wire_metrics" + _suffix(analysis, group))
         plt.close(fig)
         return paths
-    fig, axes = plt.subplots(2, 4, figsize=(14, 5.6), squeeze=False)
+    fig, axes = plt.subplots(3, 3, figsize=(12.5, 8.4), squeeze=False)
     any_lossy = False
     for ax, key in zip(axes.flat, WIRE_PANELS, strict=True):
         label = WIRE_EVIDENCE[key][0]
@@ -213,8 +215,8 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
                 ax.plot(xs, ys, marker="o", color=COLORS[mode], linestyle=STYLES[mode], label=mode,
                         clip_on=False)
             # Hollow markers: tcpdump lost packets there, so the capture figure undercounts
-            # (socket drops come from the UDP counters, not the capture).
-            lossy = [(n, v) for n, v, bad in pts if bad and key != "wire_socket_drop_share"]
+            # (socket drops and fan-out come from the UDP counters, not the capture).
+            lossy = [(n, v) for n, v, bad in pts if bad and key not in HOST_PANELS]
             if lossy:
                 any_lossy = True
                 xs, ys = zip(*lossy, strict=True)
@@ -241,7 +243,8 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
         labels.append(f"capture lost > {CAPTURE_DROP_WARNING:.0%} of packets (undercounts)")
     fig.legend(handles, labels, loc="lower center", ncol=len(handles), fontsize=8)
     fig.suptitle(f"Wire evidence vs participant count ({group}): captures (counts per second "
-                 "of capture) and the hosts' UDP counters (socket drops); mean over repetitions",
+                 "of capture) and the hosts' UDP counters (socket drops, fan-out); mean over "
+                 "repetitions",
                  fontsize=9)
     fig.tight_layout(rect=(0, 0.04, 1, 0.97))
     paths = _save(fig, out_dir, "wire_metrics" + _suffix(analysis, group))

@@ -181,6 +181,7 @@ def load_campaign(path: str | Path) -> Campaign:
         }
         row.update(_wire_row(run_dir / "wire" / "summary.json"))
         row["wire_socket_drop_share"] = socket_drop_share(manifest.get("udp"))
+        row["wire_host_fanout"] = host_fanout_factor(manifest.get("host_fanout"))
         row["wire_capture_drop_share"] = capture_drop_share(manifest.get("capture_drops"))
         row.update(fidelity_row(manifest.get("fidelity")))
         rows.append(row)
@@ -240,6 +241,23 @@ def socket_drop_share(udp: object) -> float:
         return np.nan
     got, drops = totals
     return drops / (got + drops)
+
+
+def host_fanout_factor(host_fanout: object) -> float:
+    """Socket deliveries per UDP datagram arriving at the agents' hosts, over all of them
+    (manifest ``host_fanout``, experiments/sockstats.py): 1 when each datagram reaches one
+    socket, more when the kernel hands a multicast datagram to every socket bound to its
+    port. NaN for runs recorded without it.
+
+    >>> host_fanout_factor({"h1": {"udp_arrived": 100, "socket_deliveries": 700},
+    ...                     "h2": {"udp_arrived": 100, "socket_deliveries": 100}})
+    4.0
+    """
+    totals = _totals(host_fanout, "udp_arrived", "socket_deliveries")
+    if not totals or not totals[0]:
+        return np.nan
+    arrived, deliveries = totals
+    return deliveries / arrived
 
 
 def capture_drop_share(capture_drops: object) -> float:

@@ -22,6 +22,8 @@ WIRE_EVIDENCE = {
     "wire_packets_per_s": ("packets per s", "count", 1.0),
     # Not from the capture: the hosts' kernel UDP counters (manifest "udp").
     "wire_socket_drop_share": ("datagrams dropped at full sockets", "{:.2%}", 0.001),
+    # the hosts' /proc/net/snmp (manifest "host_fanout"): copies per arriving datagram
+    "wire_host_fanout": ("socket deliveries per arriving datagram", "{:.2f}", 0.01),
 }
 SIMILAR = 1.25  # below this ratio the wire metrics are called alike
 # Metrics that differ between the modes by construction: unicast sends one copy of every
@@ -56,6 +58,7 @@ TABLE_EVIDENCE = (
     "wire_flooded_frames_per_s",
     "wire_ip_fragments_per_s",
     "wire_socket_drop_share",
+    "wire_host_fanout",
 )
 
 

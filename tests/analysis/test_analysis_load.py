@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.analyse import analyse
 from analysis.load import ResultsError, aggregate_throughput, load_campaign
 from analysis.synthetic import write_campaign
 
@@ -105,6 +106,25 @@ def test_socket_drops_from_the_manifest(small: Path):
     runs = load_campaign(small).runs.set_index("run_id")
     assert runs.at[rid, "wire_socket_drop_share"] == pytest.approx(0.1)
     assert runs["wire_socket_drop_share"].drop(rid).isna().all()
+
+
+def test_host_fanout_from_the_manifest(small: Path):
+    """The hosts' socket fan-out (manifest "host_fanout") becomes a wire metric, in the
+    verdict table's wire evidence; runs recorded without it give NaN."""
+    from analysis.verdicts import wire_cell
+
+    rid = "lan-rel-100B-3x3-multicast-r0"
+    path = small / rid / "manifest.json"
+    man = json.loads(path.read_text())
+    man["host_fanout"] = {"h1": {"udp_arrived": 1000, "socket_deliveries": 5500},
+                          "h2": {"udp_arrived": 1000, "socket_deliveries": 500}}
+    path.write_text(json.dumps(man))
+    camp = load_campaign(small)
+    runs = camp.runs.set_index("run_id")
+    assert runs.at[rid, "wire_host_fanout"] == pytest.approx(3.0)
+    assert runs["wire_host_fanout"].drop(rid).isna().all()
+    pair = next(p for p in analyse(camp, n_boot=49).pairs if p.subscribers == 3)
+    assert "socket deliveries per arriving datagram n/a → 3.00" in wire_cell(pair)
 
 
 def test_capture_drops_warn_in_the_wire_evidence(small: Path):
