@@ -311,8 +311,9 @@ def ablation_section(tables: dict[str, pd.DataFrame]) -> list[str]:
         "better at the baseline): `reverses` (multicast better when switched), `removes` "
         "(practically equal), `reduces` / `worsens` (the interaction test shows it shrink / "
         "grow), `no change shown`, `cannot tell` (undecided when switched and no difference "
-        "shown), `creates a penalty`, `no penalty`; `testbed-bound` when a run of either side "
-        "was host-bound: such a cell is never read as evidence.\n",
+        "shown), `creates a penalty`, `no penalty` (`no penalty shown`: the baseline is "
+        "undecided); `testbed-bound` when a run of either side was host-bound: such a cell "
+        "is never read as evidence.\n",
         to_markdown(abl),
         "\n" + "\n".join(f"- {s}" for s in paras["paragraph"]) + "\n",
     ]

@@ -45,6 +45,8 @@ def _diff(change: float, p_adj: float) -> modes.EffectDifference:
     ("unicast", "undecided", None, True, ablation.CANNOT_TELL),
     ("equal", "unicast", None, True, ablation.CREATES),
     ("multicast", "multicast", None, True, ablation.NO_PENALTY),
+    ("undecided", "equal", None, True, ablation.NO_PENALTY_SHOWN),
+    ("undecided", "unicast", None, True, ablation.CREATES),
     ("unicast", "testbed", None, True, ablation.TESTBED),
     ("testbed", "multicast", None, True, ablation.TESTBED),
     ("unicast", "not compared", None, True, ablation.NOT_COMPARED),
@@ -207,5 +209,7 @@ def test_paragraph_keeps_the_baseline_penalty_when_every_switch_is_testbed_bound
     assert "every ablation cell is testbed-bound" in para
     para = ablation._paragraph("50×50", [_abl_cell("a", ("equal", "unicast")),
                                          _abl_cell("b", ("equal", "equal"))])
-    assert "no multicast penalty at the baseline (equal)" in para
-    assert "switching a: kernel → a creates one" in para
+    assert "no multicast penalty at the baseline (practically equal, multicast +40%)" in para
+    assert "switching a: kernel → a makes unicast better" in para
+    para = ablation._paragraph("50×50", [_abl_cell("a", ("undecided", "undecided"))])
+    assert "the baseline does not decide between the modes (multicast +40%" in para
