@@ -115,6 +115,13 @@ class AblationCell:
         return classify(*self.outcomes, self.difference, METRICS[self.metric][2])
 
     @property
+    def fidelity(self) -> str:
+        """network-bound, or which side is testbed-bound (a host-bound run there)."""
+        bound = [side for side, o in zip(("baseline", "switched"), self.outcomes, strict=True)
+                 if o == "testbed"]
+        return f"testbed-bound ({' and '.join(bound)})" if bound else "network-bound"
+
+    @property
     def switch(self) -> str:
         return f"{self.factor}: {self.off} → {self.on}"
 
@@ -128,6 +135,7 @@ class AblationCell:
             "median_change_pct": {"baseline": _num(self.changes[0]),
                                   "switched": _num(self.changes[1])},
             "effect": self.effect,
+            "fidelity": self.fidelity,
             "effect_difference": None if d is None else {
                 "change_pct": [_num(x) for x in d.change], "df": _num(d.df), "p": _num(d.p),
                 "p_holm": _num(d.p_adj), "family": d.family, "runs": d.runs},
@@ -236,6 +244,7 @@ def table(cells: list[AblationCell]) -> pd.DataFrame:
         d = c.difference
         rows.append({
             "participants": c.participants, "factor": c.switch, "metric": c.metric,
+            "fidelity": c.fidelity,
             "baseline verdict": c.outcomes[0], "baseline change_pct": c.changes[0],
             "switched verdict": c.outcomes[1], "switched change_pct": c.changes[1],
             "effect on the penalty": c.effect,

@@ -301,7 +301,8 @@ def ablation_section(tables: dict[str, pd.DataFrame]) -> list[str]:
     return [
         "## Ablations: which factor changes multicast's penalty\n",
         "Each row: one factor switched from its baseline (the level most matrix points use), "
-        "everything else equal, at one participant count. The verdicts about the modes are "
+        "everything else equal, at one participant count; `fidelity`: network-bound, or "
+        "which side had a host-bound run. The verdicts about the modes are "
         "those of the tables below (runs as the unit, Holm over the campaign); `change_pct`: "
         "multicast's median change against unicast. The interaction test asks whether "
         "switching the factor changes multicast's effect: the multicast/unicast ratio of the "

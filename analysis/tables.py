@@ -245,9 +245,9 @@ LATEX_LAYOUT = {
     "explanations": (["participants", "wire evidence", "explanation"],
                      "lp{0.36\\textwidth}p{0.42\\textwidth}",
                      "Wire evidence and the dominant difference between the modes."),
-    "ablation": (["participants", "factor", "metric", "baseline verdict", "switched verdict",
-                  "effect on the penalty", "ratio change_pct", "p_holm"],
-                 "lp{0.22\\textwidth}lllllr",
+    "ablation": (["participants", "factor", "metric", "fidelity", "baseline verdict",
+                  "switched verdict", "effect on the penalty", "ratio change_pct", "p_holm"],
+                 "lp{0.2\\textwidth}lp{0.1\\textwidth}lllrr",
                  "Ablations: each factor switched alone from its baseline; the verdicts about "
                  "the modes on both sides, what switching does to multicast's penalty, and the "
                  "interaction test (multicast/unicast ratio switched vs baseline, %, Holm)."),

@@ -134,8 +134,10 @@ def test_known_answers(two_agents: Analysis) -> None:
         assert c3.difference is not None and c3.difference.p_adj < 0.05
         assert c3.difference.family == 4  # the testbed-bound cells are not tested
         assert _cell(cells, "10×10", metric).effect == ablation.NO_CHANGE
+        assert _cell(cells, "10×10", metric).fidelity == "network-bound"
         c25 = _cell(cells, "25×25", metric)
         assert c25.effect == ablation.TESTBED and c25.difference is None
+        assert c25.fidelity == "testbed-bound (switched)"
         assert c25.reasons and all(r.startswith("switched: ") for r in c25.reasons)
     # the latency ratio falls, the throughput ratio rises: both are the penalty reversed
     assert _cell(cells, "3×3", "latency").difference.change[0] < 0  # type: ignore[union-attr]
@@ -165,6 +167,8 @@ def test_report_and_json_carry_the_ablation(two_agents: Analysis, tmp_path: Path
         ("3×3", "latency", "reverses"), ("25×25", "throughput", "testbed-bound")}
     r3 = next(r for r in rows if r["participants"] == "3×3" and r["metric"] == "latency")
     assert r3["verdicts"] == {"baseline": "unicast", "switched": "multicast"}
+    assert r3["fidelity"] == "network-bound"
+    assert "| fidelity |" in md and "testbed-bound (switched)" in md
     assert r3["effect_difference"]["p_holm"] < 0.05
     assert not math.isnan(r3["median_change_pct"]["baseline"])
     assert len(res.summary["ablation_paragraphs"]) == 3
