@@ -75,6 +75,7 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "matrix.placements": (["a"], "runs"),  # with [placements.a] (see _set)
     "matrix.agents": (["native", "fastdds"], "argv"),  # each run's agent binary
     "matrix.fanout": (["joined-only"], "argv"),  # LD_PRELOAD of the IP_MULTICAST_ALL=0 shim
+    "matrix.design": ("one-at-a-time", "runs"),  # with two factors (CONTEXT): fewer runs
     "placement.strategy": ("explicit", "argv"),  # with publishers/subscribers (see _set)
     "placement.hosts": (["h3"], "argv"),
     "placement.publishers": (["h4"], "argv"),
@@ -92,6 +93,12 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "fidelity.min_pub_rate_share": (0.5, "fidelity"),
     "resources": (False, "runs"),  # the resource table is sampled or not
     "quick": ({"matrix": {"execution_time": 3}}, "quick"),
+}
+
+# What a key needs in base and changed scenario alike to have anything to act on.
+CONTEXT: dict[str, dict[str, Any]] = {
+    "matrix.design": {"matrix.reliability": ["reliable", "best-effort"],
+                      "topology.variants": {"small": {"hosts": 4}, "big": {"hosts": 6}}},
 }
 
 # Topology parameters (every family): value to set and the layer. Shaping parameters must
@@ -217,8 +224,11 @@ def test_neutral_list_is_short_and_documented() -> None:
 @pytest.mark.parametrize("key", sorted(ALTERNATIVES))
 def test_key_changes_its_layer(key: str) -> None:
     value, layer = ALTERNATIVES[key]
-    base = observe(BASE)
-    changed = _set(BASE, key, value)
+    start = BASE
+    for ctx_key, ctx_value in CONTEXT.get(key, {}).items():
+        start = _set(start, ctx_key, ctx_value)
+    base = observe(start)
+    changed = _set(start, key, value)
     if layer == "error":  # the key's effect is to refuse what the base accepts
         with pytest.raises(scenario_mod.ScenarioError):
             observe(changed)
