@@ -172,7 +172,11 @@ def factors(analysis: Analysis) -> list[tuple[str, str, list[Any]]]:
     """(column, name, levels with the baseline first) of every factor with two or more
     levels among the campaign's matrix points."""
     runs = analysis.campaign.runs
-    attrs = [_pair_attrs(runs, p) for p in analysis.pairs]
+    return _factors(runs, [_pair_attrs(runs, p) for p in analysis.pairs])
+
+
+def _factors(runs: pd.DataFrame, attrs: list[dict[str, Any]]
+             ) -> list[tuple[str, str, list[Any]]]:
     out = []
     for column, name, _ in FACTORS:
         if column not in runs.columns:
@@ -193,7 +197,7 @@ def ablations(analysis: Analysis, alpha: float | None = None) -> list[AblationCe
     runs = analysis.campaign.runs
     attrs = [(_pair_attrs(runs, p), p) for p in analysis.pairs]
     cells: list[AblationCell] = []
-    for column, name, levels in factors(analysis):
+    for column, name, levels in _factors(runs, [a for a, _ in attrs]):
         base = levels[0]
         for a_on, p_on in attrs:
             if a_on[column] == base:

@@ -229,6 +229,15 @@ def _totals(records: object, *keys: str) -> list[int] | None:
             for k in keys]
 
 
+def _ratio(records: object, numerator: str, denominator: str) -> float:
+    """Sum of ``numerator`` over sum of ``denominator`` across a manifest record (NaN when
+    the record is absent or the denominator sums to 0)."""
+    totals = _totals(records, denominator, numerator)
+    if not totals or not totals[0]:
+        return np.nan
+    return totals[1] / totals[0]
+
+
 def socket_drop_share(udp: object) -> float:
     """Share of the datagrams reaching the agents' hosts that the kernel dropped because a
     socket's receive buffer was full (manifest ``udp``; NaN for runs recorded without it).
@@ -253,11 +262,7 @@ def host_fanout_factor(host_fanout: object) -> float:
     ...                     "h2": {"udp_arrived": 100, "socket_deliveries": 100}})
     4.0
     """
-    totals = _totals(host_fanout, "udp_arrived", "socket_deliveries")
-    if not totals or not totals[0]:
-        return np.nan
-    arrived, deliveries = totals
-    return deliveries / arrived
+    return _ratio(host_fanout, "socket_deliveries", "udp_arrived")
 
 
 def capture_drop_share(capture_drops: object) -> float:
@@ -268,11 +273,7 @@ def capture_drop_share(capture_drops: object) -> float:
     >>> capture_drop_share({"h1-eth0": {"received": 200, "dropped": 50}})
     0.25
     """
-    totals = _totals(capture_drops, "received", "dropped")
-    if not totals or not totals[0]:
-        return np.nan
-    received, dropped = totals
-    return dropped / received
+    return _ratio(capture_drops, "dropped", "received")
 
 
 COVERAGE_COLS = ("covered_s", "run_s", "missing_start_s", "missing_end_s")

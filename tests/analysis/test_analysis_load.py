@@ -98,11 +98,9 @@ def test_socket_drops_from_the_manifest(small: Path):
     """The hosts' UDP counters (manifest "udp") give the share of datagrams dropped at full
     socket buffers; runs recorded without them give NaN."""
     rid = "lan-rel-100B-3x3-multicast-r0"
-    path = small / rid / "manifest.json"
-    man = json.loads(path.read_text())
-    man["udp"] = {"h1": {"InDatagrams": 700, "RcvbufErrors": 100},
-                  "h2": {"InDatagrams": 200, "RcvbufErrors": 0}}
-    path.write_text(json.dumps(man))
+    _patch(small / rid / "manifest.json",
+           udp={"h1": {"InDatagrams": 700, "RcvbufErrors": 100},
+                "h2": {"InDatagrams": 200, "RcvbufErrors": 0}})
     runs = load_campaign(small).runs.set_index("run_id")
     assert runs.at[rid, "wire_socket_drop_share"] == pytest.approx(0.1)
     assert runs["wire_socket_drop_share"].drop(rid).isna().all()
@@ -114,11 +112,9 @@ def test_host_fanout_from_the_manifest(small: Path):
     from analysis.verdicts import wire_cell
 
     rid = "lan-rel-100B-3x3-multicast-r0"
-    path = small / rid / "manifest.json"
-    man = json.loads(path.read_text())
-    man["host_fanout"] = {"h1": {"udp_arrived": 1000, "socket_deliveries": 5500},
-                          "h2": {"udp_arrived": 1000, "socket_deliveries": 500}}
-    path.write_text(json.dumps(man))
+    _patch(small / rid / "manifest.json",
+           host_fanout={"h1": {"udp_arrived": 1000, "socket_deliveries": 5500},
+                        "h2": {"udp_arrived": 1000, "socket_deliveries": 500}})
     camp = load_campaign(small)
     runs = camp.runs.set_index("run_id")
     assert runs.at[rid, "wire_host_fanout"] == pytest.approx(3.0)
