@@ -54,6 +54,7 @@ FACTORS: tuple[tuple[str, str, str], ...] = (
     ("topology_variant", "topology", "the topology"),
     ("placement_variant", "placement", "participants per host (H-fanout)"),
     ("fanout", "fan-out", "host socket fan-out (H-fanout)"),
+    ("same_host", "same-host transport", "same-host shared memory in unicast only (H-shm)"),
     ("reliable", "reliability", "reliability and repair (H-repair)"),
     ("agent", "implementation", "the DDS implementation (H-impl)"),
 )

@@ -173,6 +173,7 @@ def load_campaign(path: str | Path) -> Campaign:
             "topology_params": json.dumps(cfg.get("topology_params", {}), sort_keys=True),
             "placement_variant": str(cfg.get("placement_variant", "")),
             "fanout": str(cfg.get("fanout", "kernel")),
+            "same_host": str(cfg.get("same_host", "udp")),
             "latency_count": int(cfg.get("latency_count") or 0),
             "pub_rate": int(cfg.get("pub_rate") or 0),
             "test": str(cfg.get("test", "throughput")),
@@ -183,6 +184,7 @@ def load_campaign(path: str | Path) -> Campaign:
         row["wire_socket_drop_share"] = socket_drop_share(manifest.get("udp"))
         row["wire_host_fanout"] = host_fanout_factor(manifest.get("host_fanout"))
         row["wire_capture_drop_share"] = capture_drop_share(manifest.get("capture_drops"))
+        row["shm_data_share"] = shm_data_share(manifest.get("same_host"))
         row.update(fidelity_row(manifest.get("fidelity")))
         rows.append(row)
         lat_parts.append(lat[["sample", "latency_us"]])
@@ -263,6 +265,21 @@ def host_fanout_factor(host_fanout: object) -> float:
     4.0
     """
     return _ratio(host_fanout, "socket_deliveries", "udp_arrived")
+
+
+def shm_data_share(same_host: object) -> float:
+    """Share of the user DATA the subscribers received that came through shared memory
+    (manifest ``same_host.data_by_path``, Fast DDS agents only, experiments/samehost.py);
+    NaN where the agent does not count its paths.
+
+    >>> shm_data_share({"data_by_path": {"shared_memory": 25, "udp_this_host": 0,
+    ...                                  "udp_other_hosts": 75}})
+    0.25
+    """
+    paths = same_host.get("data_by_path") if isinstance(same_host, dict) else None
+    if not isinstance(paths, dict) or not sum(int(v or 0) for v in paths.values()):
+        return np.nan
+    return int(paths.get("shared_memory") or 0) / sum(int(v or 0) for v in paths.values())
 
 
 def capture_drop_share(capture_drops: object) -> float:

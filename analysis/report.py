@@ -292,8 +292,8 @@ def implementations_section(analysis: Analysis, tables: dict[str, pd.DataFrame])
 
 
 def ablation_section(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """With factors that vary ([matrix] topology variants, placements, fanout, reliability,
-    agents): the ablation table and one generated paragraph per participant count."""
+    """With factors that vary ([matrix] topology variants, placements, fanout, same_host,
+    reliability, agents): the ablation table and one generated paragraph per participant count."""
     abl = tables.get("ablation")
     paras = tables.get("ablation_paragraphs")
     if abl is None or abl.empty or paras is None:

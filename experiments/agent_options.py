@@ -186,10 +186,10 @@ PERFTEST: tuple[Opt, ...] = (
     _o("-allowInterfaces", "both", "str", native=True,
        refuse=f"{RUNNER} (each host's address)"),
     _o("-peer", "both", "strs", native=True, refuse=f"{RUNNER} (matrix.discovery)"),
-    _o("-transport", "both", "str",
+    _o("-transport", "both", "str", native=True,
        choices=("UDPv4", "SHMEM", "UDPv6", "TCP", "TLS", "DTLS", "WAN", "UDPv4_WAN"),
-       refuse="forced to UDPv4 by the RTI wrapper (shared memory would bypass the "
-              "emulated network)"),
+       refuse=f"{RUNNER} (matrix.same_host: 'udp' gives -transport UDPv4, 'shm' none, "
+              "Perftest's default UDPv4|SHMEM)"),
     _o("-multicast", "both", "flag", native=True, refuse=f"{RUNNER} (matrix.modes)"),
     _o("-multicastAddr", "both", "str", native=True,
        refuse=f"{RUNNER} (Perftest's default groups)"),

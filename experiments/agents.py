@@ -12,6 +12,10 @@ Cyclone configuration in ``CYCLONEDDS_URI``.
 A run with ``fanout = "joined-only"`` (issue 12) gives every agent the IP_MULTICAST_ALL=0
 shim in ``LD_PRELOAD`` (perftest-wrappers/mcastall) and ``MCASTLAB_MCASTALL_LOG=1``, so each
 agent's stderr says the shim was active; the runner checks it (:func:`shim_evidence`).
+
+Same-host pairs (issue 20): ``same_host = "udp"`` (the default) gives every Perftest agent
+``-transport UDPv4``; ``"shm"`` gives none, Perftest's own default (UDPv4|SHMEM). Each agent
+prints the transport it really uses (``config: transport ...``; experiments/samehost.py).
 """
 
 from __future__ import annotations
@@ -143,6 +147,9 @@ def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
             args += ["-numSubscribers", str(subs)]
     args += ["-dataLen", str(cfg["data_len"]), "-domain", str(cfg["domain"])]
     args += ["-nic", ip, "-outputFormat", "csv"]
+    if cfg.get("same_host", "udp") == "udp":
+        # "shm" gives no -transport: Perftest's default (UDPv4|SHMEM), as the study ran it.
+        args += ["-transport", "UDPv4"]
     if not cfg["reliable"]:
         args.append("-bestEffort")
     if cfg["mode"] == "multicast":

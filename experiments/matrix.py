@@ -15,8 +15,14 @@ agent: ``lan-rel-100B-fanout-joined-only-3x3-multicast-r1``; runs with the kerne
 default are named only when the axis has both values, and their configuration has no
 ``fanout`` key (absent means "kernel"), so existing campaigns keep their ids and resume.
 
+The same-host transport axis (``[matrix] same_host``, issue 20) too:
+``lan-rel-100B-fastdds-samehost-shm-3x3-unicast-r1``; "udp" runs have no ``same_host`` key.
+
 ``[matrix] design = "one-at-a-time"`` keeps only the runs that change at most one of the
-named axes from its first value (the baseline): an ablation of each factor alone.
+named axes from its first value (the baseline): an ablation of each factor alone. The one
+exception: "shm" where the baseline agent has no shared memory is switched together with
+the implementation (:func:`experiments.scenario.shm_agent`), and paired in the ablation
+with that implementation's "udp" runs.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import itertools
 from typing import Any
 
 from experiments import placement as placement_mod
-from experiments.scenario import Scenario
+from experiments.scenario import SHM_MISSING, Scenario, shm_agent
 
 
 def _size(n: int) -> str:
@@ -37,8 +43,24 @@ def _size(n: int) -> str:
 
 def _changed_factors(values: tuple[str, ...], baseline: tuple[str, ...]) -> int:
     """How many of the ablation factors (topology variant, placement variant, reliability,
-    agent, fan-out) differ from the baseline's (each axis' first value)."""
+    agent, fan-out, same-host transport) differ from the baseline's (each axis' first
+    value)."""
     return sum(v != b for v, b in zip(values, baseline, strict=True))
+
+
+def _in_design(sc: Scenario, values: tuple[str, ...], baseline: tuple[str, ...]) -> bool:
+    """Whether a combination of the factors (in _changed_factors' order) is run."""
+    kind, same_host = values[3], values[5]
+    if same_host == "shm" and kind in SHM_MISSING:
+        return False  # refused at validation unless the design leaves these out
+    if sc.matrix.design == "factorial":
+        return True
+    changed = _changed_factors(values, baseline)
+    if changed <= 1:
+        return True
+    # "shm" switched on the first agent with shared memory when the baseline's has none
+    return (changed == 2 and same_host != baseline[5] and baseline[3] in SHM_MISSING
+            and kind == shm_agent(sc))
 
 
 def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
@@ -58,24 +80,24 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     # over the count's time span and a slow drift of the machine (another load, thermal)
     # falls on all of them alike, not on one of them.
     axes = (
-        (*head, (pubs, subs), rep, kind, fan, mode, disc)
+        (*head, (pubs, subs), rep, kind, fan, same_host, mode, disc)
         for *head, (pubs, subs) in itertools.product(
             topo_params.items(), variants.items(), m.tests, m.reliability, m.data_len,
             m.latency_count, m.pub_rate, m.count_pairs())
         for rep in range(1, m.repetitions_of(pubs, subs) + 1)
         for kind in kinds
         for fan in m.fanout
+        for same_host in m.same_host
         for mode in m.modes
         for disc in m.discovery
     )
     paced = any(m.pub_rate)
     baseline = (next(iter(topo_params)), next(iter(variants)), m.reliability[0], kinds[0],
-                m.fanout[0])
+                m.fanout[0], m.same_host[0])
     for point in axes:
         (tname, tparams), (pname, pl), test, rel, dlen, lcount, rate = point[:7]
-        (pubs, subs), rep, kind, fan, mode, disc = point[7:]
-        if m.design == "one-at-a-time" and _changed_factors(
-                (tname, pname, rel, kind, fan), baseline) > 1:
+        (pubs, subs), rep, kind, fan, same_host, mode, disc = point[7:]
+        if not _in_design(sc, (tname, pname, rel, kind, fan, same_host), baseline):
             continue
         if test == "latency":
             lcount = 1  # -latencyTest: every sample is a round trip
@@ -97,6 +119,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
             parts.append(kind)
         if m.fanout != ["kernel"]:
             parts.append(f"fanout-{fan}")
+        if m.same_host != ["udp"]:
+            parts.append(f"samehost-{same_host}")
         group = "-".join(parts)
         mode_tag = mode if disc == "spdp-multicast" else f"{mode}-peers"
         run_id = f"{group}-{pubs}x{subs}-{mode_tag}-r{rep}"
@@ -107,6 +131,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
             {
                 "run_id": run_id,
                 **({"fanout": fan} if fan != "kernel" else {}),
+                **({"same_host": same_host} if same_host != "udp" else {}),
                 "campaign": sc.campaign.name,
                 "scenario": scenario_path,
                 "group": group,

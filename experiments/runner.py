@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments import agents as agents_mod
-from experiments import fidelity, matrix, provenance, results, sockstats, tables, udpstats
+from experiments import fidelity, matrix, provenance, results, samehost, sockstats, tables, udpstats
 from experiments.progress import Progress
 from experiments.resources import ResourceSampler
 from experiments.scenario import Scenario, validate
@@ -313,6 +313,10 @@ class CampaignRunner:
                 f"{len(bad)} agent process(es) failed, e.g. {name} exit {code}: "
                 f"{manifest.get('stderr_tails', {}).get(name, '')}"
             )
+        why = samehost.problem(manifest["same_host"], cfg["agent"]) if manifest.get(
+            "same_host") else None
+        if why:
+            raise RunFailed(f"{why}: the run did not have what the scenario asked for")
         fan = manifest.get("fanout") or {}
         if fan.get("inactive") or fan.get("failed"):
             names = fan["inactive"] or fan["failed"]
@@ -346,6 +350,7 @@ class CampaignRunner:
         holder: Any = None
         t_rows0 = time.monotonic()
         out: dict[str, Any] = {}
+        netdev: tuple[dict[str, Any], dict[str, Any]] | None = None
         spec = self.specs[cfg["topology_variant"]]
         with topologies.build(spec, workdir=work / "logs") as net:
             try:
@@ -414,6 +419,8 @@ class CampaignRunner:
                 # receive drops per socket by role (experiments/sockstats.py).
                 out["host_fanout"] = {h: sockstats.fanout(snmp_before[h], snmp_after[h])
                                       for h in snmp_after if h in snmp_before}
+                netdev = ({h: c["NetDev"] for h, c in snmp_before.items()},
+                          {h: c["NetDev"] for h, c in snmp_after.items()})
                 out["socket_drops"] = socks.result()
                 drops = sum(c["RcvbufErrors"] for c in out["udp"].values())
                 if drops:
@@ -464,6 +471,9 @@ class CampaignRunner:
         out["stderr_tails"] = {n: _tail(work / "agents" / f"{n}.stderr")
                                for n, c in exit_codes.items() if c != 0}
         out["fanout"] = self._fanout_evidence(cfg, work / "agents", exit_codes)
+        if exit_codes:  # issue 20: transports, same-host pairs, data by path
+            before, after = netdev or ({}, {})
+            out["same_host"] = samehost.evidence(cfg, work / "agents", before, after)
         out["throughput_rows"] = {}
         if "timed_out" in out:
             raise RunFailed(f"timeout: {', '.join(out['timed_out'][:5])} still running after "

@@ -40,6 +40,20 @@ TESTS = ("throughput", "latency")
 # perftest-wrappers/mcastall (IP_MULTICAST_ALL = 0: a socket gets only the groups it joined).
 Fanout = Literal["kernel", "joined-only"]
 FANOUTS: tuple[str, ...] = get_args(Fanout)
+# Same-host pairs (issue 20): "udp" (every agent gets -transport UDPv4: same-host pairs over
+# UDP loopback, or multicast looped back by the kernel) or "shm" (no -transport: Perftest's
+# default, UDPv4|SHMEM; same-host pairs take the implementation's shared memory where it
+# uses it). Agents without a shared-memory transport cannot run "shm" (SHM_MISSING).
+SameHost = Literal["udp", "shm"]
+SAME_HOSTS: tuple[str, ...] = get_args(SameHost)
+SHM_MISSING = {
+    "native": "Cyclone DDS 0.10.2 (Debian 12's package, the native agent's middleware) is built "
+              "without a shared-memory transport (no iceoryx)",
+    "native-asan": "Cyclone DDS 0.10.2 (Debian 12's package, the native agent's middleware) is "
+                   "built without a shared-memory transport (no iceoryx)",
+    "ddsperf": "ddsperf is not Perftest: it has no -transport (and Cyclone DDS 0.10.2 has no "
+               "shared-memory transport)",
+}
 AgentKind = Literal["native", "native-asan", "fastdds", "fastdds-asan", "rti", "ddsperf"]
 AGENT_KINDS: tuple[str, ...] = get_args(AgentKind)
 # Cyclone DDS, Fast DDS and RTI Connext all map participant index i to port
@@ -217,16 +231,25 @@ class Matrix(_Strict):
     # Host socket fan-out, an ablation axis (FANOUTS): "kernel" (the default, the study's
     # setting) and/or "joined-only" (the agents run with IP_MULTICAST_ALL = 0).
     fanout: list[Fanout] = Field(default_factory=lambda: ["kernel"])
+    # Same-host pairs, an ablation axis (SAME_HOSTS): "udp" (the default) and/or "shm".
+    same_host: list[SameHost] = Field(default_factory=lambda: ["udp"])
     # factorial: every combination of the axes' values. one-at-a-time: an ablation design;
     # the first value of each named axis (topology variants, placements, agents, fanout,
-    # reliability) is the baseline and a run changes at most one of them, so k axes of two
-    # values cost k + 1 groups instead of 2^k (analysis/ablation.py reads it back).
+    # same_host, reliability) is the baseline and a run changes at most one of them, so k
+    # axes of two values cost k + 1 groups instead of 2^k (analysis/ablation.py reads it
+    # back). "shm" with a baseline agent that has no shared memory is switched on the first
+    # agent that has (shm_agent).
     design: Literal["factorial", "one-at-a-time"] = "factorial"
 
     @field_validator("fanout")
     @classmethod
     def _fanout(cls, v: list[str]) -> list[str]:
         return _distinct_choices(v, FANOUTS, "one or both of")
+
+    @field_validator("same_host")
+    @classmethod
+    def _same_host(cls, v: list[str]) -> list[str]:
+        return _distinct_choices(v, SAME_HOSTS, "one or both of")
 
     @field_validator("agents")
     @classmethod
@@ -649,6 +672,7 @@ def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
         if why:
             in_axis = f" (agent {kind!r} of matrix.agents)" if sc.matrix.agents else ""
             raise ScenarioError(path, "agent.extra_args", why + in_axis)
+    _check_same_host(path, sc)
     if "latency" in m.tests:
         for pubs, _subs in m.count_pairs():
             if pubs != 1:
@@ -661,6 +685,35 @@ def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
                     path, "capture.points",
                     f"unknown capture point {p!r} (allowed: {', '.join(names)})",
                 )
+
+
+def shm_agent(sc: Scenario) -> str | None:
+    """The implementation a one-at-a-time design switches ``same_host`` on: the baseline
+    agent if it has shared memory, else the first of ``matrix.agents`` that has (the switch
+    then changes the implementation too, and the ablation pairs it with that
+    implementation's "udp" runs). None when no agent of the campaign has shared memory."""
+    return next((k for k in sc.agent_kinds() if k not in SHM_MISSING), None)
+
+
+def _check_same_host(path: Path, sc: Scenario) -> None:
+    """``matrix.same_host = "shm"`` needs an agent with a shared-memory transport: every
+    agent of a factorial design, at least one in a one-at-a-time design."""
+    m = sc.matrix
+    if "shm" not in m.same_host:
+        return
+    kinds = sc.agent_kinds()
+    lacking = [k for k in kinds if k in SHM_MISSING]
+    if m.design == "one-at-a-time" and shm_agent(sc) is not None:
+        return
+    if lacking and (m.design == "factorial" or len(lacking) == len(kinds)):
+        k = lacking[0]
+        raise ScenarioError(
+            path, "matrix.same_host",
+            f"'shm' cannot run with agent {k!r}: {SHM_MISSING[k]}; agents with shared memory: "
+            f"{', '.join(a for a in AGENT_KINDS if a not in SHM_MISSING)}"
+            + (" (with design = 'one-at-a-time' the 'shm' switch runs on the first of them in "
+               "matrix.agents)" if m.design == "factorial" and len(lacking) < len(kinds) else "")
+            + f"; allowed for {k!r}: 'udp'")
 
 
 def capture_point_names(spec: Any) -> list[str]:

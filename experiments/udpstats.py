@@ -47,15 +47,37 @@ def delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]
             for h in after if h in before}
 
 
+def parse_netdev(text: str) -> dict[str, int]:
+    """Received packets of a ``/proc/net/dev`` text: ``lo`` (same-host unicast: a namespace
+    sends to its own address over lo) and ``links`` (every other interface: the emulated
+    network). Multicast the host looped back to itself is in neither.
+
+    >>> parse_netdev("Inter-|x\\n face |y\\n    lo: 10 2 0 0 0 0 0 0 10 2\\n  h1-eth0: 99 7 0 0\\n")
+    {'lo': 2, 'links': 7}
+    """
+    out = {"lo": 0, "links": 0}
+    for line in text.splitlines():
+        name, sep, rest = line.partition(":")
+        fields = rest.split()
+        if not sep or "|" in line or len(fields) < 2 or not fields[1].isdigit():
+            continue
+        out["lo" if name.strip() == "lo" else "links"] += int(fields[1])
+    return out
+
+
 def read_snmp(net: Any, hosts: Iterable[str]) -> dict[str, dict[str, dict[str, int]]]:
-    """Every ``/proc/net/snmp`` section of each host now (experiments.sockstats.parse_snmp);
+    """Every ``/proc/net/snmp`` section of each host now (experiments.sockstats.parse_snmp),
+    plus ``NetDev``: its received packets on lo and on its links (:func:`parse_netdev`);
     hosts whose file cannot be read are left out."""
     from experiments.sockstats import parse_snmp
 
     out = {}
     for h in hosts:
-        p = net.run(h, ["cat", "/proc/net/snmp"], timeout=10)
-        sections = parse_snmp(p.stdout) if p.returncode == 0 else {}
+        p = net.run(h, ["sh", "-c", "cat /proc/net/snmp; echo '#netdev'; cat /proc/net/dev"],
+                    timeout=10)
+        snmp, _, dev = p.stdout.partition("#netdev")
+        sections = parse_snmp(snmp) if p.returncode == 0 else {}
         if sections.get("Udp"):
+            sections["NetDev"] = parse_netdev(dev)
             out[h] = sections
     return out

@@ -393,6 +393,10 @@ class Network:
                 if self._offload_off():
                     lines.append(f"ethtool -K {intf} tx off rx off >/dev/null 2>&1 || true")
             if name in spec.hosts:
+                # A private /dev/shm (in the host's own mount namespace, gone with it): a
+                # shared-memory transport reaches only the participants of its own
+                # emulated host, whatever the middleware decides "same host" from.
+                lines.append("mount -n -t tmpfs -o mode=1777 mcastlab-shm /dev/shm")
                 lines.append(f"ip route add 224.0.0.0/4 dev {name}-eth0")
                 if name in spec.gateways:
                     lines.append(f"ip route add default via {spec.gateways[name]}")

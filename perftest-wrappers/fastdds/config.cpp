@@ -1,11 +1,15 @@
-// Transport and discovery of the Fast DDS agent. Transport honesty: Fast DDS's builtin
-// transports are UDPv4 plus shared memory, and its data-sharing delivery passes samples
-// through /dev/shm; both would carry traffic between processes of different emulated hosts
-// (all namespaces share one /dev/shm) around the emulated network. The agent therefore
-// replaces the builtin transports by exactly one UDPv4 transport (use_builtin_transports =
-// false) and turns data sharing off on every endpoint (main.cpp), so every sample crosses
-// the namespace's interface (tests/agent/test_agent_netns.py, the shared-memory bypass test).
+// Transport and discovery of the Fast DDS agent. Transports follow Perftest's -transport:
+// absent, Perftest's default (its XML profile's UDPv4|SHMEM: Fast DDS's shared-memory
+// transport, then UDPv4, as Fast DDS's own builtin transports); UDPv4 alone; or SHMEM alone.
+// Fast DDS 2.9 uses shared memory only with participants whose host id equals its own, a
+// 16-bit hash of the IPv4 addresses of the interfaces (utils/Host.hpp, SHMLocator.hpp,
+// ProxyDataFilters.hpp), so emulated hosts with different addresses never take it between
+// them; the testbed also gives each emulated host its own /dev/shm (topologies/net.py), so
+// a hash collision could not carry samples around the emulated network either
+// (tests/agent/test_agent_netns.py, the shared-memory bypass test, for every -transport).
+// Data sharing (another /dev/shm path) stays off on every endpoint (main.cpp).
 #include "config.hpp"
+#include "paths.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -118,7 +122,15 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
   q.name(name);
   if (o.nic[0] && !resolve_nic(o, cfg.nic_ip, err)) return false;
 
-  // One UDPv4 transport, nothing else (no shared memory).
+  // Shared memory first, as Fast DDS's builtin transports (the first transport that selects
+  // a reader's locator carries it); UDPv4 unless -transport SHMEM.
+  const bool use_shm = o.transport != PT_TRANSPORT_UDPV4;
+  const bool use_udp = o.transport != PT_TRANSPORT_SHMEM;
+  if (!use_udp && (o.npeers > 0 || o.multicast)) {
+    err = std::string("-transport SHMEM cannot carry ") + (o.multicast ? "-multicast" : "-peer") +
+          ": shared memory reaches only this host's participants, by no address or group";
+    return false;
+  }
   auto udp = std::make_shared<UDPv4TransportDescriptor>();
   udp->TTL = 32;  // routed domains: multicast crosses routers
   if (!cfg.nic_ip.empty()) udp->interfaceWhiteList.push_back(cfg.nic_ip);
@@ -126,7 +138,9 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
   if (o.npeers > 0) udp->maxInitialPeersRange = static_cast<uint32_t>(o.max_participant_index) + 1;
   q.transport().use_builtin_transports = false;
   q.transport().user_transports.clear();
-  q.transport().user_transports.push_back(udp);
+  // Both counted by path (paths.hpp): what each carried is printed at exit.
+  if (use_shm) q.transport().user_transports.push_back(counting_shm());
+  if (use_udp) q.transport().user_transports.push_back(counting_udp(udp, cfg.nic_ip));
 
   auto &b = q.wire_protocol().builtin;
   b.discovery_config.leaseDuration = eprosima::fastrtps::Duration_t(static_cast<long double>(o.lease_duration));
@@ -167,15 +181,21 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
 
   // The same choices, written as a Fast DDS XML profile for the reader of the logs.
   std::ostringstream x;
-  x << "<profiles><transport_descriptors><transport_descriptor><transport_id>udp</transport_id>"
-    << "<type>UDPv4</type><TTL>32</TTL><receiveBufferSize>" << RECEIVE_BUFFER << "</receiveBufferSize>";
-  if (!cfg.nic_ip.empty())
-    x << "<interfaceWhiteList><address>" << cfg.nic_ip << "</address>"
-      << (o.nic_is_name ? std::string("<!-- -nic ") + o.nic + " -->" : std::string())
-      << "</interfaceWhiteList>";
-  if (o.npeers > 0) x << "<maxInitialPeersRange>" << udp->maxInitialPeersRange << "</maxInitialPeersRange>";
-  x << "</transport_descriptor></transport_descriptors><participant profile_name=\"perftest\"><rtps>"
-    << "<userTransports><transport_id>udp</transport_id></userTransports>"
+  x << "<profiles><transport_descriptors>";
+  if (use_shm) x << "<transport_descriptor><transport_id>shm</transport_id><type>SHM</type></transport_descriptor>";
+  if (use_udp) {
+    x << "<transport_descriptor><transport_id>udp</transport_id>"
+      << "<type>UDPv4</type><TTL>32</TTL><receiveBufferSize>" << RECEIVE_BUFFER << "</receiveBufferSize>";
+    if (!cfg.nic_ip.empty())
+      x << "<interfaceWhiteList><address>" << cfg.nic_ip << "</address>"
+        << (o.nic_is_name ? std::string("<!-- -nic ") + o.nic + " -->" : std::string())
+        << "</interfaceWhiteList>";
+    if (o.npeers > 0) x << "<maxInitialPeersRange>" << udp->maxInitialPeersRange << "</maxInitialPeersRange>";
+    x << "</transport_descriptor>";
+  }
+  x << "</transport_descriptors><participant profile_name=\"perftest\"><rtps>"
+    << "<userTransports>" << (use_shm ? "<transport_id>shm</transport_id>" : "")
+    << (use_udp ? "<transport_id>udp</transport_id>" : "") << "</userTransports>"
     << "<useBuiltinTransports>false</useBuiltinTransports><builtin><discovery_config>"
     << "<leaseDuration><sec>" << o.lease_duration << "</sec></leaseDuration>"
     << "<leaseAnnouncement><sec>" << announcement_period_s(o) << "</sec></leaseAnnouncement>"

@@ -50,6 +50,7 @@
 #include <fastrtps/config.h>
 
 #include "config.hpp"
+#include "paths.hpp"
 #include "measure.h"
 #include "options.h"
 #include "printer.h"
@@ -575,6 +576,18 @@ void echo_thread()
   }
 }
 
+// Samples by origin (issue 20): from writers on this host, as Fast DDS itself decides it
+// (bytes 2 and 3 of a GUID prefix are the participant's host id, RTPSDomain.cpp), or from
+// other hosts. Shared memory can carry only the first; the runner sets them beside the
+// kernel's counters of each path.
+uint64_t samples_same_host = 0, samples_other_hosts = 0;  // guarded as on_data's sample
+
+bool from_this_host(const SampleInfo &info)
+{
+  const auto &mine = dp->guid().guidPrefix.value;
+  return info.publication_handle.value[2] == mine[2] && info.publication_handle.value[3] == mine[3];
+}
+
 void on_data(DataReader *rd)
 {
   static TestData s;  // guarded by measure.c's lock (ms_sub_begin .. ms_sub_end)
@@ -583,7 +596,9 @@ void on_data(DataReader *rd)
   ms_sub_begin(&b, 0);
   while (rd->take_next_sample(&s, &info) == ReturnCode_t::RETCODE_OK) {
     b.t = ms_now_ns();
-    if (!info.valid_data || !ms_sub_sample(&b, s.pub_id, s.kind, s.seq)) continue;
+    if (!info.valid_data) continue;
+    ++(from_this_host(info) ? samples_same_host : samples_other_hosts);
+    if (!ms_sub_sample(&b, s.pub_id, s.kind, s.seq)) continue;
     if (s.ping_to == opt.sid) {
       // Fast path: echo right here (the echo writer never blocks: max_blocking_time 0);
       // when its window is full, leave it to the echo thread, behind queued ones.
@@ -701,6 +716,19 @@ int run_subscriber()
   }
   stop_echo_thread();
   ms_sub_summary();
+  {
+    const auto &mine = dp->guid().guidPrefix.value;
+    std::fprintf(stderr, "subscriber %d: samples by origin: same host %llu, other hosts %llu "
+                         "(Fast DDS host id %02x%02x)\n", opt.sid,
+                 static_cast<unsigned long long>(samples_same_host),
+                 static_cast<unsigned long long>(samples_other_hosts), mine[3], mine[2]);
+    perftest::PathCounts pc = perftest::path_counts();
+    std::fprintf(stderr, "subscriber %d: user DATA received by path: shared memory %llu, UDP from "
+                         "this host %llu, UDP from other hosts %llu\n", opt.sid,
+                 static_cast<unsigned long long>(pc.shm),
+                 static_cast<unsigned long long>(pc.udp_this_host),
+                 static_cast<unsigned long long>(pc.udp_other_hosts));
+  }
   if (complete) p.ann->wait_for_acknowledgments(Duration_t(1, 0));
   return ms_stop ? 0 : rc;
 }
@@ -721,6 +749,7 @@ int main(int argc, char **argv)
   ms_init(&opt);  // as the native agent: a fixed mmap threshold returns large receive buffers
   pt_set_agent(PROG, "the Fast DDS agent", "eProsima Fast DDS", "perftest-wrappers/fastdds/README.md",
                "3, or 30% of -leaseDuration if shorter");
+  pt_set_shmem(nullptr);  // Fast DDS has a shared-memory transport: Perftest's default applies
   pt_parse_options(argc, argv, &opt);
   // Fast DDS logs to stdout by default: stdout carries only Perftest's tables, so every
   // Fast DDS log message goes to stderr (errors and warnings).
@@ -747,6 +776,8 @@ int main(int argc, char **argv)
                  opt.send_queue_size > 0 ? "-sendQueueSize"
                                          : "1 MiB receive buffer / (1 KiB x publishers), 16..1000");
   ms_print_multicast();
+  std::fprintf(stderr, "config: transport %s%s\n", pt_transport_name(&opt),
+               opt.transport == PT_TRANSPORT_DEFAULT ? " (Perftest's default)" : "");
   pr_init(opt.format, opt.print_intervals, opt.print_headers, opt.cpu, opt.data_len);
   create_participant();
   int rc = opt.pub ? run_publisher() : run_subscriber();

@@ -574,6 +574,11 @@ int main(int argc, char **argv)
   else
     fprintf(stderr, "config: write batching off (-batchSize 0)\n");
   ms_print_multicast();
+  fprintf(stderr, "config: transport UDPv4%s\n",
+          opt.transport == PT_TRANSPORT_DEFAULT
+              ? " (Perftest's default is UDPv4|SHMEM; Cyclone DDS 0.10.2 in Debian has no "
+                "shared-memory transport)"
+              : "");
   pt_apply_config(&opt);
   pr_init(opt.format, opt.print_intervals, opt.print_headers, opt.cpu, opt.data_len);
   create_participant();

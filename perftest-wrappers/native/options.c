@@ -26,6 +26,17 @@ static const char *agent_name = "the native agent";
 static const char *middleware = "Cyclone DDS";
 static const char *readme = "perftest-wrappers/native/README.md";
 static const char *spdp_default = "30; 10 in large tests";
+static const char *shmem_missing =
+    "Cyclone DDS 0.10.2 (Debian 12) is built without a shared-memory transport (no iceoryx)";
+
+void pt_set_shmem(const char *why_not) { shmem_missing = why_not; }
+
+const char *pt_transport_name(const pt_options_t *o)
+{
+  if (o->transport == PT_TRANSPORT_SHMEM) return "SHMEM";
+  if (o->transport == PT_TRANSPORT_UDPV4 || shmem_missing) return "UDPv4";
+  return "UDPv4|SHMEM";
+}
 
 void pt_set_agent(const char *p, const char *agent, const char *mw, const char *rd,
                   const char *spdp)
@@ -276,12 +287,14 @@ static void usage(void)
          "    -pubRate N[:spin|:sleep] (samples/s per publisher; spin by default, as Perftest)\n"
          "  subscriber only: -sidMultiSubTest N -numPublishers N\n"
          "  transport: -multicast -multicastAddr A|A,B,C -nic IP|NAME (-allowInterfaces)\n"
-         "    -peer ADDR (repeatable) -transport UDPv4\n"
+         "    -peer ADDR (repeatable) -transport UDPv4|SHMEM (%s)\n"
          "mcastlab extensions: -discoveryTimeout S (120) -finishTimeout S (10)\n"
          "  -leaseDuration S (30) -spdpInterval S (%s) -maxParticipantIndex N\n"
          "  -noPrintConfig -totalParticipants N (2 x the other side's count)\n"
          "See %s.\n",
-         prog, spdp_default, readme);
+         prog, shmem_missing ? "UDPv4 only: no shared memory in this middleware"
+                             : "default: both, as Perftest's XML profile",
+         spdp_default, readme);
 }
 
 void pt_parse_options(int argc, char **argv, pt_options_t *o)
@@ -400,9 +413,14 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
     case O_SEND_QUEUE_SIZE: o->send_queue_size = (int)to_int(d->name, v, 1, 100000000); break;
     case O_KEYED: o->keyed = true; break;
     case O_TRANSPORT:
-      /* The agents only ever use UDPv4 (no shared memory): the one value kept. */
-      if (strcasecmp(v, "UDPv4") != 0)
-        die("invalid value '%s' for -transport: %s supports UDPv4 only", v, agent_name);
+      /* Perftest's values that the agents carry: UDPv4, SHMEM (when the middleware has it). */
+      if (strcasecmp(v, "UDPv4") == 0) o->transport = PT_TRANSPORT_UDPV4;
+      else if (strcasecmp(v, "SHMEM") == 0 && !shmem_missing) o->transport = PT_TRANSPORT_SHMEM;
+      else if (strcasecmp(v, "SHMEM") == 0)
+        die("invalid value '%s' for -transport: %s: %s; allowed: UDPv4", v, agent_name, shmem_missing);
+      else
+        die("invalid value '%s' for -transport: %s supports %s", v, agent_name,
+            shmem_missing ? "UDPv4" : "UDPv4, SHMEM (default: both, as Perftest)");
       break;
     case O_PUB_RATE: {
       /* Perftest: -pubRate <samples/s>[:spin|:sleep], spin by default. */

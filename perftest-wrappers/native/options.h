@@ -15,6 +15,9 @@ extern "C" {
 
 typedef enum { FMT_CSV, FMT_JSON, FMT_LEGACY } pt_format_t;
 
+/* -transport: absent (Perftest's default, its XML profile's UDPv4|SHMEM), UDPv4 or SHMEM. */
+typedef enum { PT_TRANSPORT_DEFAULT, PT_TRANSPORT_UDPV4, PT_TRANSPORT_SHMEM } pt_transport_t;
+
 typedef struct {
   bool pub, sub;
   int pid, sid;
@@ -30,6 +33,7 @@ typedef struct {
   long long num_iter;        /* Perftest: 1e8 (1e7 with -latencyTest) */
   bool best_effort;
   bool multicast;
+  pt_transport_t transport;
   char mcast_addr[3][16];    /* throughput, latency, announcement */
   char nic[64];
   bool nic_is_name;          /* -nic eth0 (an interface name) rather than an address */
@@ -77,6 +81,14 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o);
    name the agent ("the native agent"), its middleware ("Cyclone DDS"), its README and the
    -spdpInterval default shown by -help ("30; 10 in large tests"). Call before
    pt_parse_options; the defaults are the native agent's. */
+/* The agent's shared-memory support, before pt_parse_options: NULL when it has a
+   shared-memory transport (then no -transport means UDPv4|SHMEM, as Perftest), else why
+   not (then -transport SHMEM is refused with that reason, and no -transport means UDPv4). */
+void pt_set_shmem(const char *why_not);
+
+/* The transports the agent really uses: "UDPv4", "SHMEM" or "UDPv4|SHMEM". */
+const char *pt_transport_name(const pt_options_t *o);
+
 void pt_set_agent(const char *prog, const char *agent, const char *middleware, const char *readme,
                   const char *spdp_default);
 

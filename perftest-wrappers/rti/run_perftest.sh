@@ -9,9 +9,13 @@
 # (PERFTEST_HOME defaults to .deps/rtiperftest, where build_perftest.sh builds it).
 #
 # What it adds to the caller's options, each said on stderr:
-# - `-transport UDPv4`: Connext's default transports are UDPv4 and shared memory, and
-#   shared memory would carry the traffic between emulated hosts of one machine around the
-#   emulated network. Another -transport is refused.
+# - nothing to the transport: without -transport Perftest uses its XML profile's, UDPv4 and
+#   shared memory (Perftest's default, as the study ran it; mcastlab's same_host = "shm"),
+#   with -transport UDPv4 UDP only (same_host = "udp", the testbed's default). Connext
+#   takes shared memory only to participants of its own host id (by default derived from
+#   the host's IPv4 address, which differs per emulated host). Transports other than UDPv4
+#   and SHMEM are refused. The effective transport is said on stderr
+#   ("config: transport ..."), where the runner reads it.
 # - `-qosFile <PERFTEST_HOME>/perftest_qos_profiles.xml` unless -qosFile or -noXmlQos is
 #   given: Perftest reads its QoS profiles from its working directory by default.
 #   PERFTEST_QOS_FILE overrides the file.
@@ -67,12 +71,11 @@ for ((i = 0; i < ${#args[@]}; i++)); do
 done
 
 notes=()
-if [ -z "$transport" ]; then
-  args+=(-transport UDPv4)
-  notes+=("added -transport UDPv4 (shared memory would bypass the emulated network)")
-elif [ "$transport" != UDPv4 ]; then
-  die "-transport $transport refused: mcastlab runs Perftest over UDPv4 only (Connext's shared memory, and any transport but UDP, would bypass the emulated network)"
-fi
+case "$transport" in
+  "") echo "config: transport UDPv4|SHMEM (Perftest's default)" >&2 ;;
+  UDPv4|SHMEM) echo "config: transport $transport" >&2 ;;
+  *) die "-transport $transport refused: allowed UDPv4, SHMEM, or none (Perftest's default, UDPv4|SHMEM); the emulated hosts have no other network (no IPv6, TCP or WAN servers)" ;;
+esac
 if [ "$has_qos" = 0 ]; then
   qos=${PERFTEST_QOS_FILE:-$perftest_home/perftest_qos_profiles.xml}
   if [ ! -f "$qos" ] && [ -z "${PERFTEST_QOS_FILE:-}" ]; then

@@ -25,6 +25,7 @@ class AgentKind:
     # stderr evidence of the effective configuration:
     nic_eth0: str        # -nic eth0 resolved to that interface (by name); format with ip=
     peers_evidence: tuple[str, ...]  # -peer 9@<ip0>: format with ip0=, probing indices 0..9
+    shm: bool = False    # has a shared-memory transport: -transport SHMEM, default UDPv4|SHMEM
 
     def peers(self, ip0: str) -> list[str]:
         return [e.format(ip0=ip0) for e in self.peers_evidence]
@@ -43,5 +44,6 @@ AGENTS: dict[str, AgentKind] = {
         # the agent resolves the name to the interface's address, Fast DDS's whitelist entry
         nic_eth0="<interfaceWhiteList><address>{ip}</address><!-- -nic eth0 -->",
         peers_evidence=("<maxInitialPeersRange>10</maxInitialPeersRange>",
-                        "<initialPeersList><locator><udpv4><address>{ip0}</address>")),
+                        "<initialPeersList><locator><udpv4><address>{ip0}</address>"),
+        shm=True),
 }

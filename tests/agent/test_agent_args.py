@@ -35,7 +35,7 @@ def run(agent: str, *args: str) -> subprocess.CompletedProcess[str]:
         (["-pub", "-latencyCount", "5", "-numIter", "3"], "latencyCount"),
         (["-pub", "-multicastAddr", "239.1.1.1,239.1.1.2"], "-multicastAddr"),
         (["-pub", "-multicastAddr", "239.255.255.254"], "-multicastAddr"),
-        (["-pub", "-transport", "SHMEM"], "-transport"),
+        (["-pub", "-transport", "TCP"], "-transport"),
         (["-pub", "-flatData"], "-flatData"),
         (["-pub", "-latencyTest", "-batchSize", "100"], "-batchSize"),
         (["-pub", "-domain", "500"], "-domain"),
@@ -51,6 +51,23 @@ def test_bad_arguments_exit_2_with_one_line_naming_the_option(
     assert len(lines) == 1, r.stderr
     assert names.lower() in lines[0].lower()
     assert r.stdout == ""
+
+
+def test_transport_values_follow_the_middleware(agent: str, agent_kind: AgentKind) -> None:
+    """Issue 20: -transport UDPv4 everywhere; SHMEM only where the middleware has shared
+    memory (Fast DDS), refused with the reason elsewhere (Cyclone DDS 0.10.2). An option
+    after it that is wrong shows whether -transport itself was accepted."""
+    r = run(agent, "-pub", "-transport", "SHMEM", "-frobnicate")
+    assert r.returncode == 2 and r.stdout == ""
+    if agent_kind.shm:
+        assert "-frobnicate" in r.stderr, r.stderr
+        assert "-transport UDPv4|SHMEM (default: both" in run(agent, "-help").stdout
+    else:
+        assert "'SHMEM' for -transport" in r.stderr and "without a shared-memory" in r.stderr
+        assert "allowed: UDPv4" in r.stderr
+        assert "-transport UDPv4|SHMEM (UDPv4 only: no shared memory" in run(agent, "-help").stdout
+    r = run(agent, "-pub", "-transport", "udpv4", "-frobnicate")
+    assert "-frobnicate" in r.stderr, r.stderr
 
 
 # Perftest 4.3's role groups (ParameterManager.cxx): publisher-only and subscriber-only

@@ -268,35 +268,60 @@ def test_data_path_on_the_wire(lab4: NetLab, agent: str, tmp_path: Path, mode: s
         assert to_groups == 0 and unicast > 100, (to_groups, unicast)
 
 
-def test_no_shared_memory_bypass(lab2: NetLab, agent: str) -> None:
-    """Issue 13, acceptance 2: with host 1's bridge port down, a publisher on host 0 and a
-    subscriber on host 1 exchange nothing (both give up discovery, exit 1, the subscriber
-    prints no data); with the port up again, the same two command lines exchange data.
+def test_no_shared_memory_bypass(lab2: NetLab, agent: str, agent_kind: AgentKind) -> None:
+    """Issue 13, acceptance 2, and issue 20, acceptance 2, for every -transport the agent
+    has (none: Perftest's default, UDPv4|SHMEM where the middleware has shared memory):
+    with host 1's bridge port down, a publisher on host 0 and a subscriber on host 1
+    exchange nothing (both give up discovery, exit 1, the subscriber prints no data); with
+    the port up again, the same command lines exchange data, except SHMEM alone, which
+    still reaches nobody on another host.
 
-    The two namespaces share /dev/shm and the hostname, so an agent that delivered through
-    shared memory (Fast DDS's builtin SHM transport or data sharing) would discover its peer
-    and deliver samples with the link down: only the emulated network may carry them."""
+    The two namespaces share /dev/shm and the hostname (this lab has no mount namespaces,
+    unlike the testbed's emulated hosts): Fast DDS takes shared memory only to participants
+    whose host id, a hash of the IPv4 addresses, equals its own (perftest-wrappers/fastdds/
+    config.cpp), so the hosts' different addresses keep it apart; an agent that delivered
+    through shared memory (SHM transport or data sharing) would discover its peer and
+    deliver samples with the link down. Each transport runs in its own domain, all at once."""
     port = f"pt{lab2.tag}v1"  # host 1's veth on the bridge
-    common = ["-noPrintConfig", "-discoveryTimeout", "4", "-finishTimeout", "2"]
-    pub_cmd = [agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "2", "-latencyCount", "100",
-               *common]
-    sub_cmd = [agent, "-sub", "-nic", lab2.ip(1), *common]
+    transports = [None, "UDPv4", "SHMEM"] if agent_kind.shm else [None, "UDPv4"]
+
+    def cmds(i: int, tr: str | None) -> tuple[list[str], list[str]]:
+        common = ["-noPrintConfig", "-discoveryTimeout", "4", "-finishTimeout", "2",
+                  "-domain", str(10 + i), *(["-transport", tr] if tr else [])]
+        return ([agent, "-pub", "-nic", lab2.ip(0), "-executionTime", "2", "-latencyCount",
+                 "100", *common], [agent, "-sub", "-nic", lab2.ip(1), *common])
+
+    def run_all() -> list[tuple[subprocess.Popen[str], subprocess.Popen[str]]]:
+        pairs = []
+        for i, tr in enumerate(transports):
+            pub_cmd, sub_cmd = cmds(i, tr)
+            sub = lab2.popen(1, sub_cmd)
+            pairs.append((lab2.popen(0, pub_cmd), sub))
+        return pairs
+
+    def none_exchanged(pub: subprocess.Popen[str], sub: subprocess.Popen[str]) -> None:
+        pout, perr = pub.communicate(timeout=30)
+        sout, serr = sub.communicate(timeout=30)
+        assert pub.returncode == 1 and "saw 0 of 1 subscribers" in perr, perr
+        assert sub.returncode == 1 and "saw 0 of 1 publishers" in serr, serr
+        assert sout == "" and pout == "", (sout, pout)
+
     subprocess.run(["ip", "link", "set", port, "down"], check=True, capture_output=True)
-    sub = lab2.popen(1, sub_cmd)
-    pub = lab2.popen(0, pub_cmd)
-    pout, perr = pub.communicate(timeout=30)
-    sout, serr = sub.communicate(timeout=30)
-    assert pub.returncode == 1 and "saw 0 of 1 subscribers" in perr, perr
-    assert sub.returncode == 1 and "saw 0 of 1 publishers" in serr, serr
-    assert sout == "" and pout == "", (sout, pout)
+    for pub, sub in run_all():
+        none_exchanged(pub, sub)
     subprocess.run(["ip", "link", "set", port, "up"], check=True, capture_output=True)
-    sub = lab2.popen(1, sub_cmd)
-    pub = lab2.popen(0, pub_cmd)
-    _, perr = pub.communicate(timeout=30)
-    sout, serr = sub.communicate(timeout=30)
-    assert pub.returncode == 0 and sub.returncode == 0, perr[-1500:] + serr[-1500:]
-    out = parse_perftest_output(sout)
-    assert out.summary["Total Samples"] > 0 and out.summary["Lost Samples"] == 0, sout
+    for tr, (pub, sub) in zip(transports, run_all(), strict=True):
+        if tr == "SHMEM":
+            none_exchanged(pub, sub)
+            continue
+        _, perr = pub.communicate(timeout=30)
+        sout, serr = sub.communicate(timeout=30)
+        assert pub.returncode == 0 and sub.returncode == 0, perr[-1500:] + serr[-1500:]
+        out = parse_perftest_output(sout)
+        assert out.summary["Total Samples"] > 0 and out.summary["Lost Samples"] == 0, sout
+        said = next(ln for ln in serr.splitlines() if ln.startswith("config: transport"))
+        default = "UDPv4|SHMEM" if agent_kind.shm else "UDPv4"
+        assert said.startswith(f"config: transport {tr or default}"), said
 
 
 def test_keyed_instances_no_loss(lab2: NetLab, agent: str) -> None:

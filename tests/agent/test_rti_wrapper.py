@@ -136,13 +136,13 @@ def test_runner_lines_through_the_wrapper_pass_perftest_rules(
         assert ao.perftest_errors(argv) == [], (name, argv)
         assert argv[:len(args)] == args  # the caller's options unchanged, in order
         added = argv[len(args):]
-        assert added[:2] == ["-transport", "UDPv4"] and added[2:4] == ["-qosFile", qos]
+        assert added[:2] == ["-qosFile", qos]  # the runner's -transport UDPv4 is the caller's
         if name.split("-")[1].startswith("pub"):
-            assert added[4:] == ["-batchSize", "0"], name
+            assert added[2:] == ["-batchSize", "0"], name
         else:
-            assert added[4:] == [], name  # -batchSize is publisher-only
+            assert added[2:] == [], name  # -batchSize is publisher-only
         assert ld.startswith(f"LD_LIBRARY_PATH={fake_rti['NDDSHOME']}/lib/{TARGET}")
-        assert "added -transport UDPv4 (shared memory would bypass" in p.stderr
+        assert "config: transport UDPv4\n" in p.stderr
 
 
 def test_wrapper_respects_the_callers_choices(fake_rti: dict[str, str],
@@ -152,8 +152,18 @@ def test_wrapper_respects_the_callers_choices(fake_rti: dict[str, str],
              tmp_path)
     argv, _ = _final_argv(p.stdout)
     assert argv == ["-PUB", "-batch", "8192", "-qosF", "/x.xml", "-transport", "UDPv4"]
+    # Issue 20: the transport follows the caller; none is Perftest's default, said aloud.
     p = _run(RUN, ["-sub", "-transport", "SHMEM"], env, tmp_path)
-    assert p.returncode == 3 and "-transport SHMEM refused" in p.stderr and p.stdout == ""
+    assert _final_argv(p.stdout)[0] == ["-sub", "-transport", "SHMEM", "-qosFile",
+                                        str(Path(fake_rti["PERFTEST_HOME"]) /
+                                            "perftest_qos_profiles.xml")]
+    assert "config: transport SHMEM\n" in p.stderr
+    p = _run(RUN, ["-sub"], env, tmp_path)
+    assert "-transport" not in _final_argv(p.stdout)[0]
+    assert "config: transport UDPv4|SHMEM (Perftest's default)" in p.stderr
+    p = _run(RUN, ["-sub", "-transport", "TCP"], env, tmp_path)
+    assert p.returncode == 3 and "-transport TCP refused: allowed UDPv4, SHMEM" in p.stderr
+    assert p.stdout == ""
     # -b is -batchSize for Perftest (key order), -bestEffort is not.
     argv, _ = _final_argv(_run(RUN, ["-pub", "-bestEffort"], env, tmp_path).stdout)
     assert argv[-2:] == ["-batchSize", "0"]

@@ -149,8 +149,9 @@ def test_extra_args_by_agent_kind() -> None:
     assert ao.check_extra_args(["-noPositiveAcks"], "rti") is None
     why = ao.check_extra_args(["-noPositiveAcks"], "native")
     assert why is not None and "not accepted by the native agent" in why
-    why = ao.check_extra_args(["-transport", "SHMEM"], "rti")
-    assert why is not None and "forced to UDPv4" in why
+    for kind in ("rti", "native"):
+        why = ao.check_extra_args(["-transport", "SHMEM"], kind)
+        assert why is not None and "matrix.same_host" in why
     why = ao.check_extra_args(["-numPublishers", "3"], "rti")
     assert why is not None and "subscriber-only" in why
     why = ao.check_extra_args(["-sendQueueSize", "0"], "rti")

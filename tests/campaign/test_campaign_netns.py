@@ -438,3 +438,73 @@ def test_fanout_axis_campaign(tmp_path: Path) -> None:
     for man in (mk, ms):
         for roles in man["socket_drops"]["hosts"].values():
             assert set(roles) == {"publisher", "subscriber"}, roles
+
+
+SAME_HOST = """\
+[campaign]
+name = "samehost"
+[topology]
+name = "lan"
+params = { hosts = 4 }
+[agent]
+kind = "fastdds"
+[matrix]
+participants = [10]
+modes = ["unicast", "multicast"]
+same_host = ["udp", "shm"]
+latency_count = [100]
+pub_rate = [100]
+execution_time = 3
+[timing]
+converge_timeout = 30
+run_timeout = 90
+"""
+
+
+def _fastdds_or_skip() -> None:
+    if not os.access(paths.FASTDDS_AGENT, os.X_OK):
+        if paths.FASTDDS_UNSUPPORTED_NOTE.is_file():
+            pytest.skip(f"setup.sh did not build the Fast DDS agent: "
+                        f"{paths.FASTDDS_UNSUPPORTED_NOTE.read_text().strip()}")
+        pytest.fail(f"{paths.FASTDDS_AGENT} is not built (run ./setup.sh)")
+
+
+def test_same_host_axis_campaign(tmp_path: Path) -> None:
+    """Issue 20, acceptance 1: the Fast DDS agent on a 4-host LAN at 10x10 (round-robin: 24
+    of the 100 publisher->subscriber pairs share a host). With same_host "shm", unicast
+    same-host pairs take shared memory (Fast DDS's own path counters, lo idle) and the
+    cross-host pairs the bridge; with "udp" the same pairs take UDP over lo. Multicast
+    readers take UDP multicast looped back by the kernel in both settings: a reader given a
+    multicast locator has no unicast (so no shared-memory) locator in Fast DDS 2.9
+    (RTPSParticipantImpl::createAndAssociateReceiverswithEndpoint). Nothing is left in the
+    machine's own /dev/shm: each emulated host has its own."""
+    _fastdds_or_skip()
+    before = set(os.listdir("/dev/shm"))
+    scen = tmp_path / "samehost.toml"
+    scen.write_text(SAME_HOST)
+    root = tmp_path / "samehost"
+    p = _run("run", str(scen), "--results", str(root), "--no-progress", timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    ev = {}
+    for setting in ("udp", "shm"):
+        for mode in ("unicast", "multicast"):
+            d = root / f"lan-rel-100B-rate100-samehost-{setting}-10x10-{mode}-r1"
+            _check_complete_run(d)
+            ev[setting, mode] = json.loads((d / "manifest.json").read_text())["same_host"]
+    print("\nsame-host evidence: " + json.dumps({f"{s}/{m}": e for (s, m), e in ev.items()}))
+    for (setting, mode), e in ev.items():
+        assert e["setting"] == setting and e["silent"] == []
+        assert e["transports"] == {"UDPv4" if setting == "udp" else "UDPv4|SHMEM": 20}
+        assert e["pairs"] == {"same_host": 24, "cross_host": 76}
+        same, other = e["samples_by_origin"]["same_host"], e["samples_by_origin"]["other_hosts"]
+        path = e["data_by_path"]
+        assert same > 0 and other > 0, e
+        assert path["udp_other_hosts"] >= other, e  # every cross-host sample crossed the bridge
+        if setting == "shm" and mode == "unicast":
+            assert path["shared_memory"] >= same and path["udp_this_host"] == 0, e
+            assert e["kernel_rx_packets"]["loopback"] < same / 10, e  # lo nearly idle
+        else:
+            assert path["shared_memory"] == 0 and path["udp_this_host"] >= same, e
+    udp = ev["udp", "unicast"]  # lo carried its same-host samples
+    assert udp["kernel_rx_packets"]["loopback"] >= udp["samples_by_origin"]["same_host"]
+    assert not {f for f in set(os.listdir("/dev/shm")) - before if f.startswith("fastrtps")}

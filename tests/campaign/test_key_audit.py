@@ -75,6 +75,7 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "matrix.placements": (["a"], "runs"),  # with [placements.a] (see _set)
     "matrix.agents": (["native", "fastdds"], "argv"),  # each run's agent binary
     "matrix.fanout": (["joined-only"], "argv"),  # LD_PRELOAD of the IP_MULTICAST_ALL=0 shim
+    "matrix.same_host": (["shm"], "argv"),  # no -transport UDPv4 (CONTEXT: Fast DDS agent)
     "matrix.design": ("one-at-a-time", "runs"),  # with two factors (CONTEXT): fewer runs
     "placement.strategy": ("explicit", "argv"),  # with publishers/subscribers (see _set)
     "placement.hosts": (["h3"], "argv"),
@@ -97,6 +98,7 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
 
 # What a key needs in base and changed scenario alike to have anything to act on.
 CONTEXT: dict[str, dict[str, Any]] = {
+    "matrix.same_host": {"agent.kind": "fastdds"},  # the native agent refuses "shm"
     "matrix.design": {"matrix.reliability": ["reliable", "best-effort"],
                       "topology.variants": {"small": {"hosts": 4}, "big": {"hosts": 6}}},
 }

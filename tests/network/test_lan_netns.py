@@ -112,3 +112,21 @@ def test_delay_without_netem_fails_before_building(monkeypatch: pytest.MonkeyPat
                          cwd=Path(__file__).resolve().parents[2], check=False)
     assert res.returncode == 2
     assert "netem qdisc unavailable" in res.stderr and "drop the delay/loss" in res.stderr
+
+
+def test_each_host_has_its_own_dev_shm(workdir: Path) -> None:
+    """Issue 20: a shared-memory transport reaches only its own emulated host. Each host has
+    a private tmpfs on /dev/shm (its own mount namespace): a file one host writes there is
+    not seen by another host, nor by the machine; the mount goes with the host."""
+    probe_name = f"mcastlab-shm-probe-{workdir.name}"
+    spec = topologies.resolve("lan", {"hosts": 2})
+    with topologies.build(spec, workdir=workdir) as net:
+        w = net.run("h1", ["sh", "-c", f"echo x > /dev/shm/{probe_name} && "
+                                       "grep ' /dev/shm ' /proc/self/mounts"])
+        assert w.returncode == 0 and w.stdout.splitlines()[-1].startswith("mcastlab-shm "), w
+        assert net.run("h1", ["ls", "/dev/shm"]).stdout.split() == [probe_name]
+        assert probe_name not in net.run("h2", ["ls", "/dev/shm"]).stdout
+        assert probe_name not in subprocess.run(["ls", "/dev/shm"], capture_output=True,
+                                                text=True).stdout
+    mounts = Path("/proc/self/mounts").read_text()
+    assert "mcastlab-shm" not in mounts
