@@ -109,6 +109,7 @@ def write_campaign(
     run_sd: float = 0.0,
     agents: dict[str, tuple[str, ...]] | None = None,
     host_bound_agents: tuple[str, ...] | None = None,
+    config_extra: dict[str, dict] | None = None,
 ) -> Path:
     """Write the campaign into ``out`` and return it. ``latency_samples`` overrides the count
     per run (for the benchmark); otherwise it is ``seconds * pings_per_s``. Runs of the
@@ -116,7 +117,9 @@ def write_campaign(
 
     ``agents``: several implementations ({agent: its designs per count}), named in groups
     and run ids as the runner does for ``[matrix] agents``; ``host_bound_agents`` limits
-    ``host_bound`` to those agents (default: all)."""
+    ``host_bound`` to those agents (default: all). ``config_extra``: per key of ``agents``,
+    keys merged into its runs' configurations (e.g. ``{"agent": "fastdds", "same_host":
+    "shm"}`` for a second group of one implementation)."""
     rng = np.random.default_rng(seed)
     out.mkdir(parents=True, exist_ok=True)
     designs = designs or tuple(DESIGNS[i % len(DESIGNS)] for i in range(len(counts)))
@@ -140,6 +143,7 @@ def write_campaign(
                     "placement": {f"pub{i}": f"h{i % 4 + 1}" for i in range(n)}
                     | {f"sub{i}": f"h{(i + 2) % 4 + 1}" for i in range(n)},
                     "synthetic_design": design,
+                    **(config_extra or {}).get(agent, {}),
                 }
                 _write_run(out / run_id, cfg, design, rng, seconds, pings_per_s,
                            latency_samples, phi, bound, run_sd)

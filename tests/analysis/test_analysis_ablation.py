@@ -177,6 +177,36 @@ def test_report_and_json_carry_the_ablation(two_agents: Analysis, tmp_path: Path
     assert "tab:ablation" in (tmp_path / "report" / "tables" / "ablation.tex").read_text()
 
 
+def test_same_host_switch_pairs_within_its_implementation(tmp_path: Path) -> None:
+    """Issue 20: "shm" runs on Fast DDS only (the native agent has no shared memory), so
+    the H-shm cell pairs Fast DDS's "shm" runs with Fast DDS's "udp" runs, and the
+    implementation cell native with Fast DDS, both on "udp". Known answers: Fast DDS over
+    UDP loses with multicast as the native agent does (no change shown), with shared
+    memory multicast wins (the penalty reversed, H-shm)."""
+    out = write_campaign(
+        tmp_path / "c", counts=(3,), seconds=10, pings_per_s=50, repetitions=4,
+        run_sd=0.02, campaign="shm",
+        agents={"native": ("unicast-better",), "fastdds": ("unicast-better",),
+                "fastdds-shm": ("multicast-better",)},
+        config_extra={"fastdds-shm": {"agent": "fastdds", "same_host": "shm"}})
+    an = analyse(load_campaign(out), n_boot=99)
+    # each factor's baseline is its most used level: here Fast DDS (two groups)
+    assert ablation.factors(an) == [("same_host", "same-host transport", ["udp", "shm"]),
+                                    ("agent", "implementation", ["fastdds", "native"])]
+    cells = [c for c in ablation.ablations(an) if c.metric == "latency"]
+    by = {c.factor: c for c in cells}
+    assert set(by) == {"same-host transport", "implementation"} and len(cells) == 2
+    shm = by["same-host transport"]
+    assert shm.groups == ("lan-rel-100B-fastdds", "lan-rel-100B-fastdds-shm")
+    assert shm.outcomes == ("unicast", "multicast") and shm.effect == ablation.REVERSES
+    impl = by["implementation"]
+    assert impl.groups == ("lan-rel-100B-fastdds", "lan-rel-100B-native")
+    assert impl.effect == ablation.NO_CHANGE
+    (para,) = ablation.paragraphs(cells)
+    assert "reversed by same-host transport: udp → shm" in para
+    assert "same-host shared memory in unicast only (H-shm)" in para
+
+
 def test_one_level_campaign_has_no_ablation(tmp_path: Path) -> None:
     out = write_campaign(tmp_path / "c", counts=(3,), seconds=5, pings_per_s=20,
                          repetitions=2)
