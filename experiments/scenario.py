@@ -46,11 +46,11 @@ FANOUTS: tuple[str, ...] = get_args(Fanout)
 # uses it). Agents without a shared-memory transport cannot run "shm" (SHM_MISSING).
 SameHost = Literal["udp", "shm"]
 SAME_HOSTS: tuple[str, ...] = get_args(SameHost)
+_CYCLONE_NO_SHM = ("Cyclone DDS 0.10.2 (Debian 12's package, the native agent's middleware) is "
+                   "built without a shared-memory transport (no iceoryx)")
 SHM_MISSING = {
-    "native": "Cyclone DDS 0.10.2 (Debian 12's package, the native agent's middleware) is built "
-              "without a shared-memory transport (no iceoryx)",
-    "native-asan": "Cyclone DDS 0.10.2 (Debian 12's package, the native agent's middleware) is "
-                   "built without a shared-memory transport (no iceoryx)",
+    "native": _CYCLONE_NO_SHM,
+    "native-asan": _CYCLONE_NO_SHM,
     "ddsperf": "ddsperf is not Perftest: it has no -transport (and Cyclone DDS 0.10.2 has no "
                "shared-memory transport)",
 }

@@ -1,7 +1,8 @@
 """Build a :class:`~topologies.spec.Spec` into real namespaces, veths, bridges and daemons.
 
-Every node — host, router *and switch* — gets its own network (and mount) namespace via
-Mininet's ``mnexec``, so nothing is created in the root namespace: no foreign bridge,
+Every node — host, router *and switch* — gets its own network, mount and System V IPC
+namespace (Mininet's ``mnexec`` plus ``unshare --ipc``; each host also has its own
+/dev/shm), so nothing is created in the root namespace: no foreign bridge,
 OVS bridge or interface can ever be touched, and killing a node's recorded processes
 removes its namespace and links. Switch names still carry the testbed tag (``mk3zs1``)
 so Mininet's delete-before-create calls cannot match anything of another testbed.
@@ -12,9 +13,9 @@ node's shell through a pty, and a pty in canonical mode holds at most 4095 bytes
 (the kernel's N_TTY_BUF_SIZE, 4096, less the newline): anything longer is cut silently,
 which is how a 40-host bridge start once reached the shell as ``... master m5``. So every
 command longer than :data:`PTY_LINE_MAX` (Mininet's own included: the check sits in the
-node class) goes through argv instead (``mnexec -a PID sh -c ...``, up to 128 KiB per
-argument), and scripts longer than that through a file. Build steps run as one script per
-node whose exit status is checked (:meth:`Network.sh`); a failing step raises
+node class) goes through argv instead (``nsenter --target PID ... sh -c ...``, up to
+128 KiB per argument), and scripts longer than that through a file. Build steps run as
+one script per node whose exit status is checked (:meth:`Network.sh`); a failing step raises
 :class:`~topologies.spec.BuildError` naming the step, the node and ``build.log``.
 """
 
@@ -37,6 +38,16 @@ from mcastlab.paths import STATE_DIR
 from multicast import snooping
 from topologies import shaping
 from topologies.spec import BuildError, ConvergenceError, Spec, TopologyParamError
+
+
+def enter(pid: int) -> list[str]:
+    """The command prefix that runs a program in the namespaces of the node whose shell is
+    `pid`: network, mount (its /dev/shm, a router's /var/run) and System V IPC. Each node's
+    shell has its own IPC namespace (GatedNode._popen), so neither POSIX (/dev/shm) nor
+    System V shared memory (RTI Connext's) can reach another emulated host. One exec, as
+    ``mnexec -a`` (which joins only the network and mount namespaces)."""
+    return ["nsenter", f"--target={pid}", "--net", "--mount", "--ipc", "--"]
+
 
 # The longest command sent through a node's pty. A canonical-mode pty line holds 4096
 # bytes with its newline; Mininet appends up to ~30 bytes (a pid printf for `&`
@@ -142,7 +153,7 @@ class Network:
         if join is not None:
             kwargs["preexec_fn"] = join  # into the host's CPU cgroup before exec
         # Held behind a gate until its pid is in the ledger (see Ledger.spawn).
-        proc = self.ledger.spawn(["mnexec", "-a", str(n.pid), *argv], node, what, **kwargs)
+        proc = self.ledger.spawn([*enter(n.pid), *argv], node, what, **kwargs)
         self._procs.append(proc)
         return proc
 
@@ -235,7 +246,7 @@ class Network:
 
         Recorded like :meth:`popen`: a SIGKILL of the runner must not leave it running."""
         n = self.node(node)
-        proc = self.ledger.spawn(["mnexec", "-a", str(n.pid), *argv], node, Path(argv[0]).name,
+        proc = self.ledger.spawn([*enter(n.pid), *argv], node, Path(argv[0]).name,
                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
         try:
@@ -574,6 +585,10 @@ def _gated_node(ledger: Ledger, logical: str) -> Any:
 
         def _popen(self, cmd: list[str], **params: Any) -> subprocess.Popen:
             params.pop("close_fds", None)  # the gate passes its pipe: close_fds is forced on
+            if cmd[:1] == ["mnexec"] and "n" in cmd[1]:
+                # The shell in its own System V IPC namespace too (see enter): unshare
+                # execs in place, so the shell keeps the pid Mininet records.
+                cmd = [*cmd[:2], "unshare", "--ipc", *cmd[2:]]
             return ledger.spawn(cmd, logical, "shell", **params)
 
         def cmd(self, *args: Any, **kwargs: Any) -> str:
@@ -582,7 +597,7 @@ def _gated_node(ledger: Ledger, logical: str) -> Any:
             line = _command_line(args)
             if len(line.encode()) <= PTY_LINE_MAX and "\n" not in line:
                 return str(super().cmd(*args, **kwargs))
-            proc = ledger.spawn(["mnexec", "-a", str(self.pid), "sh", "-c", line], logical, "sh",
+            proc = ledger.spawn([*enter(self.pid), "sh", "-c", line], logical, "sh",
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
             out, _ = proc.communicate()

@@ -114,11 +114,13 @@ def test_delay_without_netem_fails_before_building(monkeypatch: pytest.MonkeyPat
     assert "netem qdisc unavailable" in res.stderr and "drop the delay/loss" in res.stderr
 
 
-def test_each_host_has_its_own_dev_shm(workdir: Path) -> None:
-    """Issue 20: a shared-memory transport reaches only its own emulated host. Each host has
-    a private tmpfs on /dev/shm (its own mount namespace): a file one host writes there is
-    not seen by another host, nor by the machine; the mount goes with the host."""
+def test_each_host_has_its_own_shared_memory(workdir: Path) -> None:
+    """Issue 20: a shared-memory transport reaches only its own emulated host, POSIX
+    (/dev/shm: Fast DDS) or System V (RTI Connext). Each host has a private tmpfs on
+    /dev/shm (its own mount namespace) and its own IPC namespace: what one host creates
+    there is seen neither by another host nor by the machine, and goes with the host."""
     probe_name = f"mcastlab-shm-probe-{workdir.name}"
+    root_sysv = subprocess.run(["ipcs", "-m"], capture_output=True, text=True).stdout
     spec = topologies.resolve("lan", {"hosts": 2})
     with topologies.build(spec, workdir=workdir) as net:
         w = net.run("h1", ["sh", "-c", f"echo x > /dev/shm/{probe_name} && "
@@ -128,5 +130,13 @@ def test_each_host_has_its_own_dev_shm(workdir: Path) -> None:
         assert probe_name not in net.run("h2", ["ls", "/dev/shm"]).stdout
         assert probe_name not in subprocess.run(["ls", "/dev/shm"], capture_output=True,
                                                 text=True).stdout
+        # System V: a segment made by a process of h1 (ipcmk exits, the segment stays in
+        # h1's IPC namespace) is listed there and nowhere else
+        made = net.run("h1", ["ipcmk", "-M", "4096"])
+        assert made.returncode == 0 and "Shared memory id" in made.stdout, made
+        assert net.run("h1", ["ipcs", "-m"]).stdout.count("0x") == 1  # one segment: its key
+        assert net.run("h2", ["ipcs", "-m"]).stdout.count("0x") == 0
+        assert subprocess.run(["ipcs", "-m"], capture_output=True,
+                              text=True).stdout == root_sysv
     mounts = Path("/proc/self/mounts").read_text()
     assert "mcastlab-shm" not in mounts
