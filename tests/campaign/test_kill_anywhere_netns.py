@@ -2,7 +2,7 @@
 `mcastlab clean` and a resume (issue 18, item 9 and acceptance 5).
 
 The campaign is the smoke campaign (experiments/smoke.toml: 1x1 and 3x3, unicast and
-multicast, 10 s runs on a 4-host LAN) with one capture point (a 2 x 1 MB ring on s1-eth1,
+multicast, 5 s runs on a 4-host LAN) with one capture point (a 2 x 1 MB ring on s1-eth1,
 so every run also has a capture analysis). The real `mcastlab run` process is started as a
 user starts it and SIGKILLed:
 
