@@ -45,8 +45,11 @@ def enter(pid: int) -> list[str]:
     `pid`: network, mount (its /dev/shm, a router's /var/run) and System V IPC. Each node's
     shell has its own IPC namespace (GatedNode._popen), so neither POSIX (/dev/shm) nor
     System V shared memory (RTI Connext's) can reach another emulated host. One exec, as
-    ``mnexec -a`` (which joins only the network and mount namespaces)."""
-    return ["nsenter", f"--target={pid}", "--net", "--mount", "--ipc", "--"]
+    ``mnexec -a`` (which joins only the network and mount namespaces). Entering a mount
+    namespace resets the working directory to its root, so it is set back to ours
+    (``--wd``): relative paths (``--results results/x``) mean the same inside a node."""
+    return ["nsenter", f"--target={pid}", "--net", "--mount", "--ipc", f"--wd={os.getcwd()}",
+            "--"]
 
 
 # The longest command sent through a node's pty. A canonical-mode pty line holds 4096

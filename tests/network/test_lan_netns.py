@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -123,6 +124,9 @@ def test_each_host_has_its_own_shared_memory(workdir: Path) -> None:
     root_sysv = subprocess.run(["ipcs", "-m"], capture_output=True, text=True).stdout
     spec = topologies.resolve("lan", {"hosts": 2})
     with topologies.build(spec, workdir=workdir) as net:
+        # entering the host's mount namespace keeps our working directory: relative paths
+        # (make run's `--results results/...`) mean the same inside a host
+        assert net.run("h1", ["pwd"]).stdout.strip() == os.getcwd()
         w = net.run("h1", ["sh", "-c", f"echo x > /dev/shm/{probe_name} && "
                                        "grep ' /dev/shm ' /proc/self/mounts"])
         assert w.returncode == 0 and w.stdout.splitlines()[-1].startswith("mcastlab-shm "), w
