@@ -37,6 +37,14 @@ def _need_native_agent() -> None:
         pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
 
 
+def _fastdds_or_skip() -> None:
+    if not os.access(paths.FASTDDS_AGENT, os.X_OK):
+        if paths.FASTDDS_UNSUPPORTED_NOTE.is_file():
+            pytest.skip(f"setup.sh did not build the Fast DDS agent: "
+                        f"{paths.FASTDDS_UNSUPPORTED_NOTE.read_text().strip()}")
+        pytest.fail(f"{paths.FASTDDS_AGENT} is not built (run ./setup.sh)")
+
+
 def _mcastlab(*args: str) -> list[str]:
     return [sys.executable, "-m", "mcastlab.cli", *args]
 
@@ -350,11 +358,7 @@ def test_two_implementations_run_by_run(tmp_path: Path) -> None:
     """Issue 13: [matrix] agents runs each run once per implementation on the same network
     and placement; each run records its agent; the report pairs the implementations."""
     _need_native_agent()
-    if not os.access(paths.FASTDDS_AGENT, os.X_OK):
-        if paths.FASTDDS_UNSUPPORTED_NOTE.is_file():
-            pytest.skip(f"setup.sh did not build the Fast DDS agent: "
-                        f"{paths.FASTDDS_UNSUPPORTED_NOTE.read_text().strip()}")
-        pytest.fail(f"{paths.FASTDDS_AGENT} is not built (run ./setup.sh)")
+    _fastdds_or_skip()
     scenario = tmp_path / "impl.toml"
     scenario.write_text(TWO_AGENTS)
     root = tmp_path / "impl"
@@ -459,14 +463,6 @@ execution_time = 3
 converge_timeout = 30
 run_timeout = 90
 """
-
-
-def _fastdds_or_skip() -> None:
-    if not os.access(paths.FASTDDS_AGENT, os.X_OK):
-        if paths.FASTDDS_UNSUPPORTED_NOTE.is_file():
-            pytest.skip(f"setup.sh did not build the Fast DDS agent: "
-                        f"{paths.FASTDDS_UNSUPPORTED_NOTE.read_text().strip()}")
-        pytest.fail(f"{paths.FASTDDS_AGENT} is not built (run ./setup.sh)")
 
 
 def test_same_host_axis_campaign(tmp_path: Path) -> None:
