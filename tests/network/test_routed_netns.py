@@ -12,8 +12,12 @@ pimd, line of 2 routers, RP on r1 (the source's first-hop router):
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,13 +34,98 @@ SG = ("10.0.1.1", "239.1.2.3")
 SETTLE_S = 6.0
 
 
+RING_PARAMS = {"routers": 3, "hosts": 1, "shape": "ring", "rp_router": "r3"}
+# Every PIM lab of this module, built together once and exercised in parallel, one thread
+# per lab: pimd 2.3.2 adds a static RP to its set only 15 s after it boots (main.c), BSR
+# needs its 30-s bootstrap messages and each probe waits out pimd's 5-s join and SPT ticks,
+# so a lab spends nearly all its life waiting on daemon timers. Measured on 2 cores
+# (2026-11-27): the module took 244 s one lab after another, 67 s this way.
+# Each test reads its own lab's outcome.
+LABS: dict[str, tuple[dict[str, Any], list[str]]] = {  # params, probe members
+    "line-immediate": ({"routers": 2, "hosts": 2, "spt": "immediate"}, ["h3", "h4"]),
+    "line-never": ({"routers": 2, "hosts": 2, "spt": "never"}, ["h3", "h4"]),
+    "ring-pimd-immediate": ({**RING_PARAMS, "spt": "immediate", "pim_daemon": "pimd"}, ["h2"]),
+    "ring-pimd-never": ({**RING_PARAMS, "spt": "never", "pim_daemon": "pimd"}, ["h2"]),
+    "ring-frr-immediate": ({**RING_PARAMS, "spt": "immediate", "pim_daemon": "frr"}, ["h2"]),
+    "ring-frr-never": ({**RING_PARAMS, "spt": "never", "pim_daemon": "frr"}, ["h2"]),
+    "bsr": ({"routers": 2, "hosts": 1, "rp": "bsr", "rp_router": "r2"}, ["h2"]),
+}
+BSR_CANDIDATES = ("New RP candidate 10.0.1.254", "New RP candidate 10.0.2.254")
+
+
+def _exercise(name: str, net: Any, built_at: float) -> dict[str, Any]:
+    """Converge, probe and (BSR) wait for both candidates in r1's log; the lab's outcome."""
+    out: dict[str, Any] = {"ready": net.wait_converged(90)}
+    out["converged_after_s"] = time.monotonic() - built_at
+    if name == "bsr":
+        out["elected"] = {r: d.log_state()["rp"] for r, d in net.daemons.items()}
+    out["probe"] = probe.probe(net, "h1", LABS[name][1], count=COUNT, rate=500,
+                               settle=SETTLE_S)
+    if name == "bsr":
+        # r1's own Cand-RP-Adv (first one at a random time) reaches r2's next BSM only up
+        # to 30 s after convergence, which needs just the winner: wait for that BSM.
+        log_path = net.workdir / "pimd_r1.log"
+        deadline = time.monotonic() + 65
+        while (time.monotonic() < deadline
+               and not all(w in log_path.read_text() for w in BSR_CANDIDATES)):
+            time.sleep(1)
+        out["r1_log"] = log_path.read_text()
+    return out
+
+
+@pytest.fixture(scope="module")
+def labs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """{lab name: its outcome (dict), or the exception it raised}; torn down at the end."""
+    with contextlib.ExitStack() as stack:
+        built: dict[str, tuple[Any, float]] = {}
+        for name, (params, _) in LABS.items():
+            spec = topologies.resolve("routed", params)
+            net = stack.enter_context(topologies.build(spec, workdir=tmp_path_factory.mktemp(name)))
+            built[name] = (net, time.monotonic())
+        with concurrent.futures.ThreadPoolExecutor(len(built)) as pool:
+            futures = {name: pool.submit(_exercise, name, net, at)
+                       for name, (net, at) in built.items()}
+        outcomes: dict[str, Any] = {}
+        for name, fut in futures.items():
+            exc = fut.exception()
+            outcomes[name] = exc if exc is not None else fut.result()
+        yield outcomes
+
+
+def _outcome(labs: dict[str, Any], name: str) -> dict[str, Any]:
+    got = labs[name]
+    if isinstance(got, BaseException):
+        raise got
+    return dict(got)
+
+
+def test_pimd_bsr_elects_the_preferred_candidate_and_delivers(labs: dict[str, Any]) -> None:
+    """
+    h1 (sender)                 h2 (member)
+      |                           |
+     [s1]                        [s2]
+      |                           |
+     r1 ----------------------- r2 (BSR, RP)    both routers candidate BSR and RP;
+                                                r2 has the better priority for both
+    """
+    # pimd 2.3.2: BSMs every 30 s, Cand-RP-Advs every 30 s (first one at random).
+    out = _outcome(labs, "bsr")
+    assert out["ready"]["converged"] and out["converged_after_s"] <= 60, out["ready"]
+    for router, rps in out["elected"].items():
+        assert [(e["rp"], e["how"]) for e in rps] == [("10.0.2.254", "bsr")], (router, rps)
+    # r1 learnt both candidates from the BSR's bootstrap messages, not only the winner.
+    assert all(w in out["r1_log"] for w in BSR_CANDIDATES)
+    r = out["probe"]
+    assert r["hosts"]["h2"]["received"] >= 0.99 * COUNT, r["hosts"]
+    (rp,) = [e for e in r["multicast_state"]["routers"]["r2"]["mfc"] if e["group"] == SG[1]]
+    assert rp["oifs"] == ["r2-eth0"] and rp["packets"] >= COUNT, rp
+
+
 @pytest.mark.parametrize("spt", ["immediate", "never"])
-def test_pimd_line_delivers_with_either_spt_policy(workdir: Path, spt: str) -> None:
-    spec = topologies.resolve("routed", {"routers": 2, "hosts": 2, "spt": spt})
-    with topologies.build(spec, workdir=workdir) as net:
-        ready = net.wait_converged(90)
-        assert ready["converged"]
-        r = probe.probe(net, "h1", ["h3", "h4"], count=COUNT, rate=500, settle=SETTLE_S)
+def test_pimd_line_delivers_with_either_spt_policy(labs: dict[str, Any], spt: str) -> None:
+    out = _outcome(labs, f"line-{spt}")
+    assert out["ready"]["converged"]
+    r = out["probe"]
     for member in ("h3", "h4"):
         assert r["hosts"][member]["received"] >= 0.99 * COUNT, r["hosts"]
     # h2 shares the sender's segment (no snooping): it sees the stream but is no member.
@@ -54,7 +143,7 @@ def test_pimd_line_delivers_with_either_spt_policy(workdir: Path, spt: str) -> N
 
 
 NEVER_SWITCHES = pytest.mark.xfail(
-    strict=True,
+    strict=True, raises=AssertionError,
     reason="pimd 2.3.2 cannot stay on the shared tree: its cache-miss handler (route.c, "
            "process_cache_miss) calls switch_shortest_path() for every (S,G) whatever the "
            "spt-threshold, so last-hop r2 joins the SPT on the first packet (iif r2-eth1); "
@@ -72,13 +161,8 @@ RING = r"""
 """
 
 
-def _ring_stream(workdir: Path, pim_daemon: str, spt: str) -> dict:
-    spec = topologies.resolve("routed", {"routers": 3, "hosts": 1, "shape": "ring",
-                                         "rp_router": "r3", "spt": spt,
-                                         "pim_daemon": pim_daemon})
-    with topologies.build(spec, workdir=workdir) as net:
-        net.wait_converged(90)
-        r = probe.probe(net, "h1", ["h2"], count=COUNT, rate=500, settle=SETTLE_S)
+def _ring_stream(labs: dict[str, Any], pim_daemon: str, spt: str) -> dict:
+    r = _outcome(labs, f"ring-{pim_daemon}-{spt}")["probe"]
     assert r["hosts"]["h2"]["received"] >= 0.99 * COUNT, r["hosts"]
     assert r["hosts"]["h3"]["received"] == 0, r["hosts"]
     return r["multicast_state"]["routers"]
@@ -96,8 +180,9 @@ def _carrier(mfc: list[dict], oif: str) -> dict:
     ("immediate", "r2-eth1"),
     pytest.param("never", "r2-eth2", marks=NEVER_SWITCHES),
 ])
-def test_pimd_ring_spt_policy_decides_the_path(workdir: Path, spt: str, r2_iif: str) -> None:
-    routers = _ring_stream(workdir, "pimd", spt)
+def test_pimd_ring_spt_policy_decides_the_path(labs: dict[str, Any], spt: str,
+                                               r2_iif: str) -> None:
+    routers = _ring_stream(labs, "pimd", spt)
     # pimd's own table on r2: the (S,G) entry it made on the first packet. With immediate
     # its iif points at the source (eth1); shared-tree-only would need it towards the RP
     # (eth2). The kernel MFC may still carry the stream on the (*,G) path while the switch
@@ -109,8 +194,9 @@ def test_pimd_ring_spt_policy_decides_the_path(workdir: Path, spt: str, r2_iif: 
 
 
 @pytest.mark.parametrize("spt", ["immediate", "never"])
-def test_frr_ring_spt_policy_decides_the_path(workdir: Path, spt: str) -> None:
-    routers = _ring_stream(workdir, "frr", spt)
+def test_frr_ring_spt_policy_decides_the_path(labs: dict[str, Any],
+                                              spt: str) -> None:
+    routers = _ring_stream(labs, "frr", spt)
     r2 = _carrier(routers["r2"]["mfc"], "r2-eth0")
     # The RP r3 gets the stream from r1 (registers, then its (S,G) join over eth2).
     assert _carrier(routers["r3"]["mfc"], "r3-eth1")["iif"] == "r3-eth2", routers["r3"]["mfc"]
@@ -124,41 +210,6 @@ def test_frr_ring_spt_policy_decides_the_path(workdir: Path, spt: str) -> None:
         assert (r2["source"], r2["iif"]) == ("0.0.0.0", "r2-eth2"), routers["r2"]["mfc"]
         assert not [e for e in routers["r2"]["mfc"] if e["source"] == "10.0.1.1"]
         assert "r1-eth1" not in _carrier(routers["r1"]["mfc"], "r1-eth2")["oifs"]
-
-
-def test_pimd_bsr_elects_the_preferred_candidate_and_delivers(workdir: Path) -> None:
-    """
-    h1 (sender)                 h2 (member)
-      |                           |
-     [s1]                        [s2]
-      |                           |
-     r1 ----------------------- r2 (BSR, RP)    both routers candidate BSR and RP;
-                                                r2 has the better priority for both
-    """
-    spec = topologies.resolve("routed", {"routers": 2, "hosts": 1, "rp": "bsr",
-                                         "rp_router": "r2"})
-    with topologies.build(spec, workdir=workdir) as net:
-        # pimd 2.3.2: BSMs every 30 s, Cand-RP-Advs every 30 s (first one at random).
-        ready = net.wait_converged(60)
-        elected = {r: d.log_state()["rp"] for r, d in net.daemons.items()}
-        r = probe.probe(net, "h1", ["h2"], count=COUNT, rate=500, settle=SETTLE_S)
-        # r1's own Cand-RP-Adv (first one at a random time) reaches r2's next BSM only up
-        # to 30 s after convergence, which needs just the winner: wait for that BSM.
-        log_path, wanted = workdir / "pimd_r1.log", ("New RP candidate 10.0.1.254",
-                                                     "New RP candidate 10.0.2.254")
-        deadline = time.monotonic() + 65
-        while (time.monotonic() < deadline
-               and not all(w in log_path.read_text() for w in wanted)):
-            time.sleep(1)
-    assert ready["converged"] and ready["waited_s"] <= 60
-    for router, rps in elected.items():
-        assert [(e["rp"], e["how"]) for e in rps] == [("10.0.2.254", "bsr")], (router, rps)
-    # r1 learnt both candidates from the BSR's bootstrap messages, not only the winner.
-    log = log_path.read_text()
-    assert "New RP candidate 10.0.1.254" in log and "New RP candidate 10.0.2.254" in log
-    assert r["hosts"]["h2"]["received"] >= 0.99 * COUNT, r["hosts"]
-    (rp,) = [e for e in r["multicast_state"]["routers"]["r2"]["mfc"] if e["group"] == SG[1]]
-    assert rp["oifs"] == ["r2-eth0"] and rp["packets"] >= COUNT, rp
 
 
 def test_smcroute_static_routes_reach_only_routed_segments(workdir: Path) -> None:
