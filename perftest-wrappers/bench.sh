@@ -35,6 +35,8 @@ net="10.$((250 + 0x${tag:0:2} % 5)).$((0x${tag:2:2}))"
 ipa="$net.1"; ipb="$net.2"
 work=$(mktemp -d)
 pids=()
+# shellcheck source=perftest-wrappers/bench_lib.sh
+source "$here/bench_lib.sh"
 
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -62,31 +64,10 @@ for pair in "$nsa:$va:$ipa" "$nsb:$vb:$ipb"; do
 done
 
 uri() { echo "<CycloneDDS><Domain id=\"any\"><General><Interfaces><NetworkInterface address=\"$1\"/></Interfaces></General></Domain></CycloneDDS>"; }
-bg() { local ns=$1 out=$2; shift 2; ip netns exec "$ns" "$@" >"$out" 2>"$out.err" & pids+=($!); }
-
 echo "bench: $secs s per measurement; namespaces $nsa ($ipa) and $nsb ($ipb) on bridge $br" >&2
 
-# A Perftest-compatible agent (the native one or Fast DDS's: one command line, one output)
-# $1 = binary, $2 = file prefix; the result in $result (not a $(...) subshell: the
-# processes started by bg must be in this shell's pids for the cleanup).
-# Throughput: the subscriber's Avg Samples/s.
-agent_throughput() {
-  bg "$nsb" "$work/$2sub" "$1" -sub -nic "$ipb" -dataLen 100 -noPrintConfig
-  ip netns exec "$nsa" "$1" -pub -nic "$ipa" -dataLen 100 -executionTime "$secs" -noPrintConfig >/dev/null 2>"$work/$2pub.err"
-  wait "${pids[-1]}"
-  result=$(awk -F, '/^Sample Size \(Bytes\), Total Samples, Avg/ {getline; print $3+0}' "$work/$2sub")
-}
-# Latency test: the publisher's median one-way latency (us).
-# (-latencyTest is a publisher-only option in Perftest 4.x)
-agent_latency() {
-  bg "$nsb" "$work/$2lsub" "$1" -sub -nic "$ipb" -dataLen 100 -noPrintConfig
-  ip netns exec "$nsa" "$1" -pub -nic "$ipa" -dataLen 100 -latencyTest -executionTime "$secs" -noPrintIntervals -noPrintConfig >"$work/$2lpub" 2>"$work/$2lpub.err"
-  wait "${pids[-1]}"
-  result=$(awk -F, '/^Sample Size \(Bytes\), Ave/ {getline; print $6+0}' "$work/$2lpub")
-}
-
 # 1a. agent throughput
-agent_throughput "$agent" a; agent_tp=$result
+agent_throughput "$agent" a "$nsa" "$ipa" "$nsb" "$ipb"; agent_tp=$result
 
 # 1b. ddsperf throughput (keep-all reliable, its defaults); average of the per-second
 # rates after the first second
@@ -98,10 +79,10 @@ ddsperf_tp=$(awk '/ size 100 .* rate / {for (i = 1; i <= NF; i++) if ($i == "rat
 
 # 1c. Fast DDS agent throughput (same command line)
 fastdds_tp=0
-if [ -z "$fastdds_why" ]; then agent_throughput "$fastdds" f; fastdds_tp=$result; fi
+if [ -z "$fastdds_why" ]; then agent_throughput "$fastdds" f "$nsa" "$ipa" "$nsb" "$ipb"; fastdds_tp=$result; fi
 
 # 2a. agent latency test
-agent_latency "$agent" a; agent_lat=$result
+agent_latency "$agent" a "$nsa" "$ipa" "$nsb" "$ipb"; agent_lat=$result
 
 # 2b. ddsperf ping/pong (ping prints one-way = RTT/2 statistics once a second)
 bg "$nsb" "$work/dpong" env CYCLONEDDS_URI="$(uri "$ipb")" ddsperf -D "$((secs + 2))" pong
@@ -114,9 +95,8 @@ ddsperf_lat=$(awk '/ size 100 mean / {for (i = 1; i <= NF; i++) if ($i == "50%")
 
 # 2c. Fast DDS agent latency test
 fastdds_lat=0
-if [ -z "$fastdds_why" ]; then agent_latency "$fastdds" f; fastdds_lat=$result; fi
+if [ -z "$fastdds_why" ]; then agent_latency "$fastdds" f "$nsa" "$ipa" "$nsb" "$ipb"; fastdds_lat=$result; fi
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
 printf 'throughput 1->1 reliable 100 B:  agent %s samples/s  ddsperf %s samples/s  ratio agent/ddsperf %s (goal >= 1.0, min 0.9)\n' \
   "$agent_tp" "$ddsperf_tp" "$(ratio "$agent_tp" "$ddsperf_tp")"
 printf 'latency one-way median 100 B:    agent %s us  ddsperf %s us  ratio agent/ddsperf %s (goal <= 1.1)\n' \

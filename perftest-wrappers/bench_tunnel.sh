@@ -36,6 +36,8 @@ under="10.$((245 + 0x${tag:0:2} % 5)).$((0x${tag:4:2}))"   # the underlay, /30
 work=$(mktemp -d)
 namespaces=()
 pids=()
+# shellcheck source=perftest-wrappers/bench_lib.sh
+source "$here/bench_lib.sh"
 
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -76,30 +78,14 @@ addhost "$pub" "$srv_a" "$net.1"
 addhost "$sub_in" "$srv_a" "$net.2"
 addhost "$sub_out" "$srv_b" "$net.3"
 
-bg() { local ns=$1 out=$2; shift 2; ip netns exec "$ns" "$@" >"$out" 2>"$out.err" & pids+=($!); }
-
 echo "bench_tunnel: $secs s per measurement; publisher $net.1, subscriber within $net.2, across $net.3 (VXLAN over $under.0/30)" >&2
 
-throughput() {  # subscriber namespace, its address, file prefix
-  bg "$1" "$work/$3sub" "$agent" -sub -nic "$2" -dataLen 100 -noPrintConfig
-  ip netns exec "$pub" "$agent" -pub -nic "$net.1" -dataLen 100 -executionTime "$secs" -noPrintConfig >/dev/null 2>"$work/$3pub.err"
-  wait "${pids[-1]}"
-  result=$(awk -F, '/^Sample Size \(Bytes\), Total Samples, Avg/ {getline; print $3+0}' "$work/$3sub")
-}
-latency() {
-  bg "$1" "$work/$3lsub" "$agent" -sub -nic "$2" -dataLen 100 -noPrintConfig
-  ip netns exec "$pub" "$agent" -pub -nic "$net.1" -dataLen 100 -latencyTest -executionTime "$secs" -noPrintIntervals -noPrintConfig >"$work/$3lpub" 2>"$work/$3lpub.err"
-  wait "${pids[-1]}"
-  result=$(awk -F, '/^Sample Size \(Bytes\), Ave/ {getline; print $6+0}' "$work/$3lpub")
-}
-
-throughput "$sub_in" "$net.2" in; tp_in=$result
-throughput "$sub_out" "$net.3" out; tp_out=$result
-latency "$sub_in" "$net.2" in; lat_in=$result
-latency "$sub_out" "$net.3" out; lat_out=$result
+agent_throughput "$agent" in "$pub" "$net.1" "$sub_in" "$net.2"; tp_in=$result
+agent_throughput "$agent" out "$pub" "$net.1" "$sub_out" "$net.3"; tp_out=$result
+agent_latency "$agent" in "$pub" "$net.1" "$sub_in" "$net.2"; lat_in=$result
+agent_latency "$agent" out "$pub" "$net.1" "$sub_out" "$net.3"; lat_out=$result
 vx_packets=$(ip -n "$srv_a" -s -j link show vx0 | python3 -c 'import json,sys; s=json.load(sys.stdin)[0]["stats64"]; print(s["tx"]["packets"], s["rx"]["packets"])')
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
 printf 'throughput 1->1 reliable 100 B:  within %s samples/s  across %s samples/s  ratio across/within %s\n' \
   "$tp_in" "$tp_out" "$(ratio "$tp_out" "$tp_in")"
 printf 'latency one-way median 100 B:    within %s us  across %s us  ratio across/within %s\n' \
