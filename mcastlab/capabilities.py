@@ -36,6 +36,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
                "apt-get install bridge-utils iproute2"),
     "tcpdump": ("tcpdump not installed", "apt-get install tcpdump"),
     "mininet": ("Mininet's mnexec not installed", "apt-get install mininet"),
+    "vxlan": ("VXLAN devices unavailable (CONFIG_VXLAN), needed for emulated_servers > 1",
+              "use emulated_servers = 1"),
     "cpulimit": ("no cgroup CPU controller (v1 /sys/fs/cgroup/cpu or v2 with 'cpu'), needed "
                  "for CPU-limited hosts", "drop the cpu parameter"),
 }
@@ -116,6 +118,8 @@ def detect() -> dict[str, bool]:
         "tcpdump": shutil.which("tcpdump") is not None,
         "mininet": shutil.which("mnexec") is not None,
         "cpulimit": _cpulimit_works(),
+        "vxlan": _run(["unshare", "-n", "ip", "link", "add", "vx0", "type", "vxlan", "id", "1",
+                       "dstport", "4789"]).returncode == 0 if shutil.which("unshare") else False,
     }
 
 

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154,SC2034  # $work and $secs come from the caller, which reads $result
-# Shared by bench.sh and bench_tunnel.sh (sourced, not run): one measurement of a
+# Sourced by bench.sh (not run): one measurement of a
 # Perftest-compatible agent (the native one or Fast DDS's: one command line, one output)
 # between a publisher and a subscriber, each in its own network namespace.
 # The caller defines $work (a scratch directory), $secs (seconds per measurement) and the

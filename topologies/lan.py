@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from topologies import servers
 from topologies.spec import COMMON_PARAMS, Param, Spec, parse_params, switch_needs
 
 PARAMS: tuple[Param, ...] = (
@@ -28,7 +29,7 @@ def plan(params: dict[str, Any], family: str = "lan", table: tuple[Param, ...] =
     p = parse_params(family, table, params)
     hosts = [f"h{i}" for i in range(1, p["hosts"] + 1)]
     addresses = {h: {f"{h}-eth0": f"10.0.0.{i}/24"} for i, h in enumerate(hosts, start=1)}
-    return Spec(
+    spec = Spec(
         family=family,
         params=p,
         hosts=hosts,
@@ -36,3 +37,5 @@ def plan(params: dict[str, Any], family: str = "lan", table: tuple[Param, ...] =
         addresses=addresses,
         needs=switch_needs(p),
     )
+    spec.placement = servers.place(spec)
+    return spec

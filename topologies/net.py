@@ -122,11 +122,15 @@ class Network:
         self.shaping: dict[str, Any] = {}  # read back after building (topologies.shaping)
         self.neighbours: dict[str, Any] = {}  # the ARP table's room (see _neighbour_room)
         self.plane_priority: tuple[str, ...] | None = None  # see PLANE_REALTIME
+        self.servers: Any = None  # topologies.servers.EmulatedServers with emulated_servers > 1
 
     # --- naming -----------------------------------------------------------------------
     def real_name(self, node: str) -> str:
-        """Name of a node's Mininet object: switches carry the tag, hosts/routers do not."""
-        return f"{self.tag}{node}" if node in self.spec.switches else node
+        """Name of a node's Mininet object: switches (and the emulated servers' underlay
+        bridge) carry the tag, hosts/routers/servers do not."""
+        from topologies.servers import UNDERLAY
+
+        return f"{self.tag}{node}" if node in self.spec.switches or node == UNDERLAY else node
 
     def node(self, name: str) -> Any:
         try:
@@ -274,6 +278,15 @@ class Network:
             self.step = ("creating the node", name)
             n = _gated_node(self.ledger, name)(self.real_name(name), **opts)
             self._nodes[name] = n
+        if spec.placement:
+            from topologies.servers import EmulatedServers
+
+            self.servers = EmulatedServers(self)
+            for name in self.servers.nodes():
+                self.step = ("creating the node", name)
+                self._nodes[name] = _gated_node(self.ledger, name)(self.real_name(name),
+                                                                   inNamespace=True)
+            self.servers.start()
         if spec.params.get("cpu"):
             from topologies.cpulimit import CpuLimits
 
@@ -312,6 +325,17 @@ class Network:
         return record
 
     def _link(self, a: str, b: str, ia: str, ib: str) -> None:
+        """The link a -- b: a VXLAN tunnel when its ends are on two emulated servers
+        (topologies.servers), else a veth pair."""
+        if self.servers is not None and self.servers.carries(a, b):
+            self.step = (f"creating the tunnel {a}-{b}", a)
+            self.servers.tunnel(a, b, ia, ib)
+        else:
+            self.link_veth(a, b, ia, ib)
+
+    def link_veth(self, a: str, b: str, ia: str, ib: str) -> None:
+        """A veth pair between nodes a and b (interfaces `ia`, `ib`), shaped as the
+        topology's bw/delay/loss ask."""
         from mininet.link import Link, TCIntf
         from mininet.log import lg
 
@@ -391,6 +415,15 @@ class Network:
                 return other
         return None
 
+    def _mtu(self) -> str:
+        """The `ip link set` words for the network's MTU: one MTU on every interface when
+        links cross emulated servers (see topologies.servers), else the default."""
+        if self.servers is None:
+            return ""
+        from topologies.servers import TUNNEL_MTU
+
+        return f"mtu {TUNNEL_MTU} "
+
     def _offload_off(self) -> bool:
         return self.switch_kind.startswith("ovs")
 
@@ -402,7 +435,7 @@ class Network:
             lines = ["ip link set lo up"]
             for intf, addr in spec.addresses[name].items():
                 lines.append(f"ip addr add {addr} dev {intf}")
-                lines.append(f"ip link set {intf} up")
+                lines.append(f"ip link set {intf} {self._mtu()}up")
                 lines.append(f"echo {igmp} > /proc/sys/net/ipv4/conf/{intf}/force_igmp_version")
                 if self._offload_off():
                     lines.append(f"ethtool -K {intf} tx off rx off >/dev/null 2>&1 || true")
@@ -432,7 +465,7 @@ class Network:
         ports = [port for port, _ in self._ports[sw]]
         if self.switch_kind == "linuxbridge":
             lines = [snooping.bridge_create_cmd(real, p["snooping"], p["querier"], int(p["igmp"]))]
-            lines += [f"ip link set {port} master {real} up" for port in ports]
+            lines += [f"ip link set {port} {self._mtu()}master {real} up" for port in ports]
             lines.append(f"ip link set {real} up")
             lines += snooping.bridge_querier_on_cmds(real, bool(p["querier"]))
             # Router ports get all multicast (smcroute sends no PIM hello/query to learn from).
@@ -449,7 +482,7 @@ class Network:
             from topologies.ovs import OvsInstance
 
             lines = [f"ethtool -K {port} tx off rx off >/dev/null 2>&1 || true; "
-                     f"ip link set {port} up" for port in ports]
+                     f"ip link set {port} {self._mtu()}up" for port in ports]
             if sw == _TEST_FAIL_ON:
                 lines.append("ip link set dev mcl-injected up")
             self.sh(sw, lines, "preparing the OVS ports")
@@ -541,6 +574,8 @@ class Network:
         d["daemons"] = {r: dm.describe() for r, dm in self.daemons.items()}
         if self.cpu is not None:
             d["cpu_limits"] = self.cpu.describe()
+        if self.servers is not None:
+            d["emulated_servers"] = self.servers.describe()
         return d
 
     def cpu_stat_files(self) -> dict[str, Path]:

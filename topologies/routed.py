@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from topologies import servers
 from topologies.spec import (
     COMMON_PARAMS,
     Param,
@@ -158,7 +159,7 @@ def plan(params: dict[str, Any]) -> Spec:
         needs += ["mroute", "smcroute"]
         p["smc_routes"] = _smcroute_routes(p, hosts, addresses, switches, segment_of_router,
                                            adjacency, link_intf)
-    return Spec(
+    spec = Spec(
         family="routed",
         params=p,
         hosts=hosts,
@@ -170,6 +171,8 @@ def plan(params: dict[str, Any]) -> Spec:
         gateways=gateways,
         needs=needs,
     )
+    spec.placement = servers.place(spec)
+    return spec
 
 
 def _distances(adjacency: dict[str, list[str]], start: str) -> dict[str, int]:

@@ -135,6 +135,9 @@ COMMON_PARAMS: tuple[Param, ...] = (
           "OVS: flood multicast of groups nobody joined (only with snooping)"),
     Param("cpu", "float", None, "CPU time per emulated host, in cores (CFS bandwidth limit)",
           low=0.01, high=64),
+    Param("emulated_servers", "int", 1, "place the nodes on N servers emulated on this "
+          "machine; links between servers are VXLAN tunnels (topologies/servers.py)",
+          low=1, high=8),
 )
 
 
@@ -152,6 +155,7 @@ class Spec:
     routes: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # node -> (dst, via)
     gateways: dict[str, str] = field(default_factory=dict)  # host -> default gateway
     needs: list[str] = field(default_factory=list)
+    placement: dict[str, int] = field(default_factory=dict)  # node -> emulated server (1-based)
 
     def host_ip(self, host: str) -> str:
         return self.addresses[host][f"{host}-eth0"].split("/")[0]
@@ -194,6 +198,8 @@ def switch_needs(params: dict[str, Any]) -> list[str]:
         needs.append("netem")
     if params.get("cpu"):
         needs.append("cpulimit")
+    if (params.get("emulated_servers") or 1) > 1:
+        needs.append("vxlan")
     return needs
 
 

@@ -116,6 +116,7 @@ TOPOLOGY_PARAMS: dict[str, tuple[Any, str]] = {
     "igmp": ("2", "topology"),
     "flood_unregistered": (False, "topology"),
     "cpu": (0.5, "topology"),
+    "emulated_servers": (2, "topology"),
     "routers": (3, "topology"),
     "shape": ("ring", "topology"),
     "mrouting": ("smcroute", "topology"),

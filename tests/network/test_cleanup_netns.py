@@ -4,6 +4,8 @@
      routed: h1,h2 -- s1 (OVS) -- r1 (pimd)     - Linux bridge fx...b (root namespace)
              h3,h4 -- s2 (OVS) -- r2 (pimd)     - namespace fx...n
              + tcpdump on s1's port 1           - OVS bridge fx...o (its own ovsdb/vswitchd)
+     segment 1 on emulated server srv1, segment 2 on srv2, r1 -- r2 a VXLAN tunnel over
+     their underlay (issue 16: nothing left on either server)
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ pytestmark = [pytest.mark.netns, pytest.mark.timeout(240)]
 
 RUNNER = r"""
 import sys, time, subprocess, topologies
-spec = topologies.resolve("routed", {"routers": 2, "hosts": 2, "switch": "ovs-user"})
+spec = topologies.resolve("routed", {"routers": 2, "hosts": 2, "switch": "ovs-user",
+                                     "emulated_servers": 2})
 ctx = topologies.build(spec, workdir=sys.argv[1])
 net = ctx.__enter__()
 net.wait_converged(90)
@@ -110,6 +113,8 @@ def test_clean_after_sigkill_spares_foreign_objects(tmp_path: Path) -> None:
         procs = [e for e in entries if e["kind"] == "proc"]
         whats = {e["what"] for e in procs}
         assert {"shell", "pimd", "ovsdb-server", "ovs-vswitchd", "tcpdump"} <= whats
+        shells = {e["node"] for e in procs if e["what"] == "shell"}
+        assert {"srv1", "srv2", "ul"} <= shells  # the emulated servers and their underlay
         assert all(ledger.proc_alive(e["pid"], e["start"]) for e in procs)
 
         runner.send_signal(signal.SIGKILL)

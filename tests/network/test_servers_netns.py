@@ -1,0 +1,80 @@
+"""Issue 16, on one machine: networks whose nodes are on two emulated servers (namespaces
+joined by an underlay), their cross-server links VXLAN tunnels (topologies/servers.py).
+
+   srv1                                    srv2
+   h1 (sender) --+                    +-- h2 (member)    } each a VXLAN tunnel over
+   h3 (member) --[ s1 ]====tunnels====+-- h4 (non-member)} 10.254.0.1 <-> 10.254.0.2
+
+   srv1                                    srv2
+   h1 (sender), h2 -- [s1] -- r1 ==tunnel== r2 -- [s2] -- h3, h4 (members)
+
+What this shows: multicast, IGMP, snooping and PIM cross the tunnels as they cross a veth
+(the bridge learns the member behind its tunnel port and prunes the non-member behind the
+other; r2's PIM neighbour is r1 through the tunnel and the routed stream arrives), and
+the streams really crossed the underlay. What it does not: a physical network between
+machines, or nodes controlled over ssh. A campaign across servers is in
+tests/campaign/test_campaign_netns.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import topologies
+from topologies import probe, servers
+
+pytestmark = [pytest.mark.netns, pytest.mark.timeout(240)]
+
+COUNT = 1000
+
+
+def test_snooping_lan_across_two_servers_delivers_and_prunes_through_the_tunnels(
+        workdir: Path) -> None:
+    spec = topologies.resolve("lan", {"hosts": 4, "snooping": True, "querier": True,
+                                      "emulated_servers": 2})
+    with topologies.build(spec, workdir=workdir) as net:
+        net.wait_converged(60)
+        before = net.servers.underlay_counters()
+        r = probe.probe(net, "h1", ["h2", "h3"], count=COUNT, rate=1000)
+        after = net.servers.underlay_counters()
+        kinds = {n: net.cmd(n, f"ip -d -o link show {n}-eth0") for n in spec.hosts}
+        described = net.describe()["emulated_servers"]
+    assert described["placement"] == {"srv1": ["s1", "h1", "h3"], "srv2": ["h2", "h4"]}
+    assert [t["link"] for t in described["tunnels"]] == ["h2-s1", "h4-s1"]
+    # h2 and h4 reach the switch through VXLAN devices, h1 and h3 through veths; every
+    # interface has the tunnels' MTU.
+    for h, text in kinds.items():
+        assert ("vxlan id" in text) == (h in ("h2", "h4")), text
+        assert f"mtu {servers.TUNNEL_MTU} " in text, text
+    hosts = r["hosts"]
+    assert hosts["h2"]["received"] >= 0.99 * COUNT, hosts  # the member behind a tunnel
+    assert hosts["h3"]["received"] >= 0.99 * COUNT, hosts
+    assert hosts["h4"]["wire"] == 0, hosts  # pruned: its tunnel carried none of the stream
+    assert r["multicast_state"]["switches"]["s1"]["mdb"]["239.1.2.3"] == ["s1-eth2", "s1-eth3"]
+    # The stream to h2 crossed the underlay: srv1 sent at least one datagram per sample.
+    sent = after["srv1"]["tx_packets"] - before["srv1"]["tx_packets"]
+    assert sent >= hosts["h2"]["received"], (before, after)
+    assert r["ok"]
+
+
+def test_pim_routes_the_stream_across_the_tunnel_between_two_servers(workdir: Path) -> None:
+    spec = topologies.resolve("routed", {"routers": 2, "hosts": 2, "emulated_servers": 2})
+    with topologies.build(spec, workdir=workdir) as net:
+        assert net.wait_converged(90)["converged"]
+        before = net.servers.underlay_counters()
+        # pimd sends joins on its 5-s tick: let them reach the RP first (test_routed_netns).
+        r = probe.probe(net, "h1", ["h3", "h4"], count=COUNT, rate=500, settle=6.0)
+        after = net.servers.underlay_counters()
+        link = net.cmd("r2", "ip -d -o link show r2-eth1")
+    assert "vxlan id 1 " in link, link
+    routers = r["multicast_state"]["routers"]
+    assert "10.255.1.1" in routers["r2"]["neighbors"]["r2-eth1"], routers["r2"]  # r1
+    for member in ("h3", "h4"):
+        assert r["hosts"][member]["received"] >= 0.99 * COUNT, r["hosts"]
+    (sg,) = [e for e in routers["r2"]["mfc"] if e["group"] == "239.1.2.3"]
+    assert (sg["iif"], sg["oifs"]) == ("r2-eth1", ["r2-eth0"]) and sg["packets"] >= COUNT
+    crossed = after["srv2"]["rx_packets"] - before["srv2"]["rx_packets"]
+    assert crossed >= r["hosts"]["h3"]["received"], (before, after)
+    assert r["ok"]
