@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -33,43 +33,63 @@ SG = ("10.0.1.1", "239.1.2.3")
 SETTLE_S = 6.0
 
 
+BSR_CANDIDATES = ("New RP candidate 10.0.1.254", "New RP candidate 10.0.2.254")
+
+
+def _elected_rps(net: Any) -> dict[str, Any]:
+    """Before the probe: the RP each router learnt from the bootstrap messages."""
+    return {"elected": {r: d.log_state()["rp"] for r, d in net.daemons.items()}}
+
+
+def _both_candidates_in_r1_log(net: Any) -> dict[str, Any]:
+    """After the probe: r1's log once it names both candidates. r1's own Cand-RP-Adv
+    (first one at a random time) reaches r2's next BSM only up to 30 s after convergence,
+    which needs just the winner: wait for that BSM."""
+    log_path = net.workdir / "pimd_r1.log"
+    deadline = time.monotonic() + 65
+    while (time.monotonic() < deadline
+           and not all(w in log_path.read_text() for w in BSR_CANDIDATES)):
+        time.sleep(1)
+    return {"r1_log": log_path.read_text()}
+
+
+class Lab(NamedTuple):
+    params: dict[str, Any]
+    members: list[str]  # of the probe group; h1 sends
+    before_probe: Callable[[Any], dict[str, Any]] | None = None  # adds to the outcome
+    after_probe: Callable[[Any], dict[str, Any]] | None = None
+
+
 RING_PARAMS = {"routers": 3, "hosts": 1, "shape": "ring", "rp_router": "r3"}
 # Every PIM lab of this module is built once, all together: pimd 2.3.2 adds a static RP to
 # its set only 15 s after it boots (main.c) and BSR needs its 30-s bootstrap messages, so a
 # lab spends much of its life waiting on daemon timers, and built together the labs wait
-# them in parallel. The probes then run one lab after another (probing all labs at once in
-# threads, 67 s, once delivered 0 of 1,000 datagrams to a member whose interface saw all
-# 1,000: not understood, so not used). Measured on 2 cores (2026-11-27): 244 s one lab
-# after another, 164 s this way. Each test reads its own lab's outcome.
-LABS: dict[str, tuple[dict[str, Any], list[str]]] = {  # params, probe members
-    "line-immediate": ({"routers": 2, "hosts": 2, "spt": "immediate"}, ["h3", "h4"]),
-    "line-never": ({"routers": 2, "hosts": 2, "spt": "never"}, ["h3", "h4"]),
-    "ring-pimd-immediate": ({**RING_PARAMS, "spt": "immediate", "pim_daemon": "pimd"}, ["h2"]),
-    "ring-pimd-never": ({**RING_PARAMS, "spt": "never", "pim_daemon": "pimd"}, ["h2"]),
-    "ring-frr-immediate": ({**RING_PARAMS, "spt": "immediate", "pim_daemon": "frr"}, ["h2"]),
-    "ring-frr-never": ({**RING_PARAMS, "spt": "never", "pim_daemon": "frr"}, ["h2"]),
-    "bsr": ({"routers": 2, "hosts": 1, "rp": "bsr", "rp_router": "r2"}, ["h2"]),
+# them in parallel. The probes run one lab after another. Each test reads its own lab's
+# outcome.
+LABS: dict[str, Lab] = {
+    "line-immediate": Lab({"routers": 2, "hosts": 2, "spt": "immediate"}, ["h3", "h4"]),
+    "line-never": Lab({"routers": 2, "hosts": 2, "spt": "never"}, ["h3", "h4"]),
+    "ring-pimd-immediate": Lab({**RING_PARAMS, "spt": "immediate", "pim_daemon": "pimd"},
+                               ["h2"]),
+    "ring-pimd-never": Lab({**RING_PARAMS, "spt": "never", "pim_daemon": "pimd"}, ["h2"]),
+    "ring-frr-immediate": Lab({**RING_PARAMS, "spt": "immediate", "pim_daemon": "frr"},
+                              ["h2"]),
+    "ring-frr-never": Lab({**RING_PARAMS, "spt": "never", "pim_daemon": "frr"}, ["h2"]),
+    "bsr": Lab({"routers": 2, "hosts": 1, "rp": "bsr", "rp_router": "r2"}, ["h2"],
+               before_probe=_elected_rps, after_probe=_both_candidates_in_r1_log),
 }
-BSR_CANDIDATES = ("New RP candidate 10.0.1.254", "New RP candidate 10.0.2.254")
 
 
-def _exercise(name: str, net: Any, built_at: float) -> dict[str, Any]:
-    """Converge, probe and (BSR) wait for both candidates in r1's log; the lab's outcome."""
+def _exercise(lab: Lab, net: Any, built_at: float) -> dict[str, Any]:
+    """Converge, run the lab's hooks around the probe; the lab's outcome."""
     out: dict[str, Any] = {"ready": net.wait_converged(90)}
     out["converged_after_s"] = time.monotonic() - built_at
-    if name == "bsr":
-        out["elected"] = {r: d.log_state()["rp"] for r, d in net.daemons.items()}
-    out["probe"] = probe.probe(net, "h1", LABS[name][1], count=COUNT, rate=500,
+    if lab.before_probe:
+        out.update(lab.before_probe(net))
+    out["probe"] = probe.probe(net, "h1", lab.members, count=COUNT, rate=500,
                                settle=SETTLE_S)
-    if name == "bsr":
-        # r1's own Cand-RP-Adv (first one at a random time) reaches r2's next BSM only up
-        # to 30 s after convergence, which needs just the winner: wait for that BSM.
-        log_path = net.workdir / "pimd_r1.log"
-        deadline = time.monotonic() + 65
-        while (time.monotonic() < deadline
-               and not all(w in log_path.read_text() for w in BSR_CANDIDATES)):
-            time.sleep(1)
-        out["r1_log"] = log_path.read_text()
+    if lab.after_probe:
+        out.update(lab.after_probe(net))
     return out
 
 
@@ -78,8 +98,8 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """{lab name: its outcome (dict), or the exception it raised}; torn down at the end."""
     with contextlib.ExitStack() as stack:
         built: dict[str, tuple[Any, float]] = {}
-        for name, (params, _) in LABS.items():
-            spec = topologies.resolve("routed", params)
+        for name, lab in LABS.items():
+            spec = topologies.resolve("routed", lab.params)
             net = stack.enter_context(topologies.build(spec, workdir=tmp_path_factory.mktemp(name)))
             built[name] = (net, time.monotonic())
         # One probe at a time (the BSR lab first: its convergence is timed from its build,
@@ -87,7 +107,7 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         outcomes: dict[str, Any] = {}
         for name in sorted(built, key=lambda n: n != "bsr"):
             try:
-                outcomes[name] = _exercise(name, *built[name])
+                outcomes[name] = _exercise(LABS[name], *built[name])
             except Exception as exc:  # the lab's own test reports it
                 outcomes[name] = exc
         yield outcomes
