@@ -34,6 +34,7 @@ APT_PACKAGES=(
   tcpdump tshark libpcap-dev
   cyclonedds-dev cyclonedds-tools
   iperf3 socat rt-tests shellcheck
+  openssh-client openssh-server
   libyang2 libc-ares2 libjson-c5 libreadline8 libcap2 libpam0g
 )
 # eProsima Fast DDS for the second agent (perftest-wrappers/fastdds). Optional: where apt

@@ -77,14 +77,19 @@ class Capture:
     out_dir: Path
     points: list[_Point] = field(default_factory=list)
     stopped: dict[str, dict[str, Any]] | None = None
+    net: Any = None
 
     def stop(self) -> dict[str, dict[str, Any]]:
         if self.stopped is not None:
             return self.stopped
+        interrupt = getattr(self.net, "interrupt", None)  # reaches a node on another server
         for p in self.points:
             if p.proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(p.proc.pid, signal.SIGINT)
+                    if interrupt is not None:
+                        interrupt(p.proc)
+                    else:
+                        os.kill(p.proc.pid, signal.SIGINT)
         result: dict[str, dict[str, Any]] = {}
         deadline = time.monotonic() + STOP_TIMEOUT_S
         for p in self.points:
@@ -96,6 +101,8 @@ class Capture:
                     os.kill(p.proc.pid, signal.SIGKILL)
                 p.proc.wait()
                 killed = True
+            if hasattr(self.net, "fetch"):
+                self.net.fetch(p.node, p.pcap)  # from another server of a cluster
             stats = parse_stats(p.log.read_text(errors="replace") if p.log.exists() else "")
             files = sorted(x.name for x in self.out_dir.glob(f"{p.pcap.name}*")
                            if not x.name.endswith(".log"))
@@ -136,13 +143,14 @@ def start(net: Any, points: dict[str, tuple[str, str]], out_dir: Path, snaplen: 
     from ``net.spec.addresses``)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    cap = Capture(out_dir)
+    cap = Capture(out_dir, net=net)
     meta: dict[str, dict[str, Any]] = {}
     try:
         for name, (node, ifname) in sorted(points.items()):
             pcap = out_dir / f"{name}.pcap"
             log = out_dir / f"{name}.tcpdump.log"
-            argv = tcpdump_argv(ifname, pcap, snaplen, ring_files, ring_mb)
+            where = net.output_path(node, pcap) if hasattr(net, "output_path") else pcap
+            argv = tcpdump_argv(ifname, Path(where), snaplen, ring_files, ring_mb)
             with log.open("wb") as lf:
                 proc = net.popen(node, argv, stdout=lf, stderr=lf)
             cap.points.append(_Point(name, node, ifname, proc, log, pcap))

@@ -113,7 +113,16 @@ def read_psi_total_us(path: Path = PSI_CPU) -> int | None:
         text = path.read_text()
     except OSError:
         return None
-    m = re.search(r"^some .*total=(\d+)", text, re.M)
+    return parse_psi_total_us(text)
+
+
+def parse_psi_total_us(text: str | None) -> int | None:
+    """The ``some`` total of a PSI file's text.
+
+    >>> parse_psi_total_us("some avg10=0.00 avg60=0.00 avg300=0.00 total=1234\\n")
+    1234
+    """
+    m = re.search(r"^some .*total=(\d+)", text or "", re.M)
     return int(m.group(1)) if m else None
 
 
@@ -171,8 +180,8 @@ class Monitor:
         self.cgroups = cgroups or {}
         self.t_open: float | None = None
         self.t_close: float | None = None
-        self._psi0: int | None = None
-        self._psi1: int | None = None
+        self._psi0: dict[str, int | None] = {}  # server -> PSI "some" total (µs)
+        self._psi1: dict[str, int | None] = {}
         self._udp0: dict[str, dict[str, int]] = {}
         self._udp1: dict[str, dict[str, int]] = {}
         self._thr0: dict[str, dict[str, int]] = {}
@@ -185,13 +194,14 @@ class Monitor:
         if self.t_open is not None:
             return
         self.t_open = time.monotonic()
-        self._psi0 = read_psi_total_us()
+        self._psi0 = self._psi_per_server()
         self._udp0 = udpstats.read(self.net, self.hosts)
         self._thr0 = {h: _cpu_stat(p) for h, p in self.cgroups.items()}
         for h in self.hosts:
             out = self.logs / f"wakeup_{h}.json"
+            where = self.net.output_path(h, out) if hasattr(self.net, "output_path") else out
             argv = [CYCLICTEST, "-q", "--laptop", "-p", "0", "--policy=other", "-i", "1000",
-                    "-t", "1", "-h", "100000", f"--json={out}"]
+                    "-t", "1", "-h", "100000", f"--json={where}"]
             try:
                 log = (self.logs / f"wakeup_{h}.log").open("wb")
                 self._samplers[h] = self.net.popen(h, argv, stdout=log, stderr=log)
@@ -203,22 +213,39 @@ class Monitor:
         if self.t_open is None or self.t_close is not None:
             return
         self.t_close = time.monotonic()
-        self._psi1 = read_psi_total_us()
+        self._psi1 = self._psi_per_server()
         self._udp1 = udpstats.read(self.net, self.hosts)
         self._thr1 = {h: _cpu_stat(p) for h, p in self.cgroups.items()}
         self.stop_samplers()
 
+    def _psi_per_server(self) -> dict[str, int | None]:
+        """PSI is per machine: this one's, and over ssh each other server's of a cluster."""
+        servers = getattr(self.net, "servers", None)
+        if servers is None or not hasattr(servers, "read_on_servers"):
+            return {"local": read_psi_total_us()}
+        return {srv: parse_psi_total_us(text)
+                for srv, text in servers.read_on_servers(str(PSI_CPU)).items()}
+
     def stop_samplers(self) -> None:
+        interrupt = getattr(self.net, "interrupt", None)  # reaches another server's node
         for p in self._samplers.values():
             with contextlib.suppress(ProcessLookupError):
-                os.kill(p.pid, signal.SIGINT)
+                if interrupt is not None:
+                    interrupt(p)
+                else:
+                    os.kill(p.pid, signal.SIGINT)
         for h, p in self._samplers.items():
             try:
-                p.wait(timeout=5)
+                p.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait(timeout=2)
                 self.notes.append(f"wake-up sampler on {h} did not stop on SIGINT")
+            if hasattr(self.net, "fetch"):
+                try:
+                    self.net.fetch(h, self.logs / f"wakeup_{h}.json")
+                except (OSError, RuntimeError) as exc:
+                    self.notes.append(f"wake-up sample of {h} not fetched: {exc}")
         self._samplers = {}
 
     # --- result -----------------------------------------------------------------------
@@ -237,10 +264,16 @@ class Monitor:
         window = None
         if self.t_open is not None and self.t_close is not None:
             window = self.t_close - self.t_open
+        per_server: dict[str, dict[str, float | None]] = {}
         if window and window > 0:
-            if self._psi0 is not None and self._psi1 is not None:
-                metrics["cpu_pressure_some_share"] = round(
-                    (self._psi1 - self._psi0) / 1e6 / window, 4)
+            for srv, a in self._psi0.items():
+                b = self._psi1.get(srv)
+                share = None if a is None or b is None else round((b - a) / 1e6 / window, 4)
+                per_server[srv] = {"cpu_pressure_some_share": share}
+            known = [v["cpu_pressure_some_share"] for v in per_server.values()
+                     if v["cpu_pressure_some_share"] is not None]
+            if known:  # the most pressed server decides
+                metrics["cpu_pressure_some_share"] = max(known)
             udp = udpstats.delta(self._udp0, self._udp1)
             drops = sum(c["RcvbufErrors"] for c in udp.values())
             recv = sum(c["InDatagrams"] for c in udp.values())
@@ -291,9 +324,12 @@ class Monitor:
         cds = metrics["capture_drop_share"]
         if cds is not None and cds > 0.01:
             warnings.append(f"tcpdump lost {cds:.0%} of the packets: wire evidence undercounts")
-        return {"bound": bound, "reasons": reasons, "metrics": metrics, "per_host": per_host,
-                "window_s": None if window is None else round(window, 3),
-                "warnings": warnings, "thresholds": self.th.model_dump()}
+        out = {"bound": bound, "reasons": reasons, "metrics": metrics, "per_host": per_host,
+               "window_s": None if window is None else round(window, 3),
+               "warnings": warnings, "thresholds": self.th.model_dump()}
+        if len(per_server) > 1:
+            out["per_server"] = per_server
+        return out
 
 
 def _round(v: float | None, nd: int = 5) -> float | None:

@@ -160,6 +160,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
                 "capture": sc.capture.model_dump(),
                 "fidelity": sc.fidelity.model_dump(),
                 "resources": sc.resources,
+                # The servers (only when there are several: existing ids and configs stay).
+                **({"cluster": list(sc.cluster.servers)} if sc.cluster else {}),
             }
         )
     return runs

@@ -37,6 +37,10 @@ from experiments.scenario import Scenario, validate
 OVERHEAD_S = 6.0
 
 
+def _no(_host: str) -> bool:
+    return False
+
+
 class RunFailed(Exception):
     """A run that did not produce usable results; the message is the recorded reason."""
 
@@ -352,7 +356,8 @@ class CampaignRunner:
         out: dict[str, Any] = {}
         netdev: tuple[dict[str, Any], dict[str, Any]] | None = None
         spec = self.specs[cfg["topology_variant"]]
-        with topologies.build(spec, workdir=work / "logs") as net:
+        cluster = self.sc.cluster.config(self.scenario_path) if self.sc.cluster else None
+        with topologies.build(spec, workdir=work / "logs", cluster=cluster) as net:
             try:
                 prog.set_phase("waiting for convergence")
                 t_conv = time.monotonic()
@@ -388,18 +393,31 @@ class CampaignRunner:
                 out["commands"] = {s.name: {"host": s.host, "argv": s.argv} for s in specs}
                 t_start = time.monotonic()
                 wall_start = time.time()  # pcap timestamps are wall clock too
+                # Agents on another server of a cluster: their pids are that server's, so
+                # this machine's /proc cannot sample them (said in the manifest).
+                remote = {s.name for s in specs if getattr(net, "is_remote", _no)(s.host)}
+                if remote:
+                    out["not_sampled"] = {
+                        "agents": sorted(remote),
+                        "what": "CPU/RSS (resources) and per-socket drops (socket_drops)",
+                        "why": "on another server of the cluster: its /proc is not read "
+                               "from here; host counters (udp, fidelity) are"}
                 for s in specs:
                     fo = (work / "agents" / f"{s.name}.stdout").open("wb")
                     fe = (work / "agents" / f"{s.name}.stderr").open("wb")
                     files += [fo, fe]
                     env = {**os.environ, **s.env} if s.env else None
-                    p = net.popen(s.host, s.argv, stdout=fo, stderr=fe, env=env)
+                    argv = s.argv
+                    if s.latency_file is not None and s.name in remote:
+                        where = net.output_path(s.host, s.latency_file)
+                        argv = [where if a == str(s.latency_file) else a for a in argv]
+                    p = net.popen(s.host, argv, stdout=fo, stderr=fe, env=env)
                     procs[s.name] = p
-                    if cfg["resources"]:
+                    if cfg["resources"] and s.name not in remote:
                         sampler.add(p.pid, s.name, s.host)
                 sampler.start()
                 socks = sockstats.SocketSampler({s.name: (procs[s.name].pid, s.host)
-                                                 for s in specs})
+                                                 for s in specs if s.name not in remote})
                 socks.start()
                 t_rows0 = time.monotonic()
                 deadline = t_start + (cfg["execution_time"] or 0) + timing["run_timeout"]
@@ -408,6 +426,9 @@ class CampaignRunner:
                                        show_discovery=cfg["agent"] != "ddsperf",
                                        monitor=monitor)
                 out["agents_s"] = round(time.monotonic() - t_start, 3)
+                for s in specs:
+                    if s.latency_file is not None and s.name in remote:
+                        net.fetch(s.host, s.latency_file)
                 out["run_span"] = {"start": wall_start, "end": time.time(),
                                    "s": out["agents_s"]}
                 socks.stop()
@@ -436,7 +457,7 @@ class CampaignRunner:
                 if monitor is not None:
                     monitor.close_window()
                     monitor.stop_samplers()
-                self._stop_procs(procs)
+                self._stop_procs(procs, net)
                 sampler.stop()
                 if socks is not None:
                     socks.stop()
@@ -579,11 +600,14 @@ class CampaignRunner:
             time.sleep(0.2)
 
     @staticmethod
-    def _stop_procs(procs: dict[str, subprocess.Popen[bytes]]) -> None:
+    def _stop_procs(procs: dict[str, subprocess.Popen[bytes]], net: Any = None) -> None:
         live = [p for p in procs.values() if p.poll() is None]
         for p in live:
             with contextlib.suppress(ProcessLookupError):
-                p.send_signal(signal.SIGINT)
+                if net is not None:
+                    net.interrupt(p)  # reaches an agent on another server too
+                else:
+                    p.send_signal(signal.SIGINT)
         end = time.monotonic() + 3
         for p in live:
             with contextlib.suppress(subprocess.TimeoutExpired):

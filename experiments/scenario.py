@@ -389,6 +389,21 @@ class Capture(_Strict):
     ring_mb: int = Field(default=64, ge=1, le=100_000)
 
 
+class Cluster(_Strict):
+    """``[cluster]``: the servers the emulated network spans (topologies/cluster.py).
+    Checked further (localhost first, root, files exist) by ClusterConfig.from_section."""
+
+    servers: list[str] = Field(min_length=2, max_length=8)
+    identity: str | None = None
+    known_hosts: str | None = None
+    port: int = Field(default=22, ge=1, le=65535)
+
+    def config(self, path: Path | str) -> Any:
+        from topologies.cluster import ClusterConfig
+
+        return ClusterConfig.from_section(self.model_dump(exclude_none=True), str(path))
+
+
 class Fidelity(Thresholds):
     """``[fidelity]``: thresholds beyond which a run is host-bound (experiments/fidelity.py)."""
 
@@ -404,6 +419,7 @@ class Scenario(_Strict):
     capture: Capture = Field(default_factory=Capture)
     fidelity: Fidelity = Field(default_factory=Fidelity)
     resources: bool = True  # sample CPU and RSS of every agent process
+    cluster: Cluster | None = None  # several servers (issue 16); absent: this machine
     # `mcastlab run --quick`: overrides merged into the tables above (a short variant of
     # the campaign, used by tests); the campaign name gets a "-quick" suffix.
     quick: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -434,6 +450,7 @@ _ALLOWED_KEYS: dict[str, type[BaseModel]] = {
     "timing": Timing,
     "capture": Capture,
     "fidelity": Fidelity,
+    "cluster": Cluster,
     "quick": Scenario,
 }
 
@@ -570,6 +587,15 @@ def validate(path: Path | str, *, check_machine: bool = True, quick: bool = Fals
             raise ScenarioError(path, key, str(exc)) from None
     for spec in specs.values():
         _check_against(path, sc, spec)
+    if sc.cluster is not None:
+        from topologies.cluster import placement
+
+        try:
+            cluster = sc.cluster.config(path)
+            for spec in specs.values():
+                placement(spec, cluster)
+        except Exception as exc:  # ValueError, TopologyParamError: one line naming the key
+            raise ScenarioError(path, "cluster", str(exc)) from None
     if check_machine:
         key = "matrix.agents" if sc.matrix.agents else "agent.kind"
         for kind in sc.agent_kinds():

@@ -11,6 +11,11 @@ killed with SIGKILL:
     {"kind": "dir", "path": "/run/mcastlab/mk3z"}    # private state directory
     {"kind": "netns", "name": "mclcap-mk3z-h1"}      # `ip netns` namespace (carries the tag)
     {"kind": "addr", "dev": "cbrmk3z", "addr": "10.77.0.254/24"}  # root-namespace address
+    {"kind": "remote", "server": "srv2", "clean": ["ssh", ..., "mcastlab", "clean", ...]}
+
+A "remote" line stands for another server of a cluster (topologies/cluster.py), which keeps
+its own ledger under the same tag; undoing it runs the recorded ssh command, which cleans
+that ledger there. Only an argv starting with ``ssh`` is ever run from a ledger.
 
 A process is identified by pid *and* start time, so a recycled pid is never signalled.
 Links, namespaces and addresses are removed only when their name (the device's, for an
@@ -114,24 +119,26 @@ class Ledger:
     entries: list[dict] = field(default_factory=list)
 
     @classmethod
-    def create(cls, state_dir: Path = STATE_DIR) -> Ledger:
-        """Create a ledger with a fresh tag no other live or dead ledger uses."""
+    def create(cls, state_dir: Path = STATE_DIR, tag: str | None = None) -> Ledger:
+        """Create a ledger with a fresh tag no other live or dead ledger uses; with `tag`,
+        that one (a cluster server's ledger carries its controller's tag) or an error."""
         state_dir.mkdir(parents=True, exist_ok=True)
-        for _ in range(100):
-            tag = new_tag()
-            path = state_dir / f"{tag}.ledger"
+        for candidate in [tag] if tag else (new_tag() for _ in range(100)):
+            path = state_dir / f"{candidate}.ledger"
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             except FileExistsError:
                 continue
             os.close(fd)
-            ledger = cls(tag=tag, path=path)
+            ledger = cls(tag=candidate, path=path)
             me = os.getpid()
             ledger._append(
-                {"kind": "owner", "tag": tag, "pid": me, "start": proc_start_time(me),
+                {"kind": "owner", "tag": candidate, "pid": me, "start": proc_start_time(me),
                  "created": time.time()}
             )
             return ledger
+        if tag:
+            raise RuntimeError(f"a ledger with tag {tag!r} exists already in {state_dir}")
         raise RuntimeError(f"could not find a free testbed tag in {state_dir}")
 
     def _append(self, entry: dict) -> None:
@@ -195,6 +202,14 @@ class Ledger:
         if self.tag not in name:
             raise ValueError(f"link name {name!r} lacks the testbed tag {self.tag!r}")
         self._append({"kind": "link", "name": name})
+
+    def record_remote(self, server: str, clean_argv: Sequence[str]) -> None:
+        """Record another server of a cluster *before* anything is made there: undoing
+        the entry runs `clean_argv` (an ssh command cleaning this tag's ledger there)."""
+        if not clean_argv or clean_argv[0] != "ssh" or self.tag not in clean_argv[-1]:
+            raise ValueError(f"remote clean command {clean_argv!r} is not ssh or lacks the "
+                             f"tag {self.tag!r}")
+        self._append({"kind": "remote", "server": server, "clean": list(clean_argv)})
 
     def record_dir(self, path: Path) -> None:
         """Record a private directory that cleanup may delete (must contain the tag)."""
@@ -271,6 +286,17 @@ def undo(entries: list[dict], tag: str, state_dir: Path = STATE_DIR) -> list[str
               and Path(e["path"]).is_dir()):
             _rmdir_cgroup(Path(e["path"]))
             done.append(f"removed cgroup {e['path']}")
+        elif e["kind"] == "remote" and e["clean"][:1] == ["ssh"] and tag in e["clean"][-1]:
+            try:
+                r = subprocess.run(e["clean"], capture_output=True, text=True, check=False,
+                                   timeout=120)
+            except subprocess.TimeoutExpired:
+                done.append(f"server {e['server']}: no answer within 120 s; clean it there")
+                continue
+            lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.strip()]
+            status = "" if r.returncode == 0 else f" (ssh exit {r.returncode})"
+            done.append(f"cleaned server {e['server']}{status}: "
+                        + ("; ".join(lines[-3:]) or "nothing was left there"))
         elif e["kind"] == "sysctl" and e["key"].startswith(SYSCTL_ROOT):
             line = _restore_sysctl(e, tag, state_dir)
             if line:
@@ -339,10 +365,14 @@ def ledgers(state_dir: Path = STATE_DIR) -> Iterator[Path]:
         yield from sorted(state_dir.glob("*.ledger"))
 
 
-def clean(state_dir: Path = STATE_DIR, include_live: bool = False) -> list[str]:
-    """Remove what every ledger in `state_dir` lists; skip live owners unless asked."""
+def clean(state_dir: Path = STATE_DIR, include_live: bool = False,
+          tag: str | None = None) -> list[str]:
+    """Remove what every ledger in `state_dir` (or only `tag`'s) lists; skip live owners
+    unless asked."""
     report: list[str] = []
     for path in ledgers(state_dir):
+        if tag is not None and path.stem != tag:
+            continue
         report += clean_ledger(path, include_live)
     return report
 

@@ -34,6 +34,9 @@ class Daemon:
         self.started_at = 0.0
         base = Path(net.workdir) / f"{self.name}_{node}"
         self.conf_path = base.with_suffix(".conf")
+        # The path the daemon reads it at: conf_path, or a copy on the router's server
+        # when the router is on another server of a cluster (set by start).
+        self.conf_on_node = str(self.conf_path)
         self.pid_path = base.with_suffix(".pid")
         self.log_path = base.with_suffix(".log")
 
@@ -68,6 +71,8 @@ class Daemon:
         self.log_path.write_text("")
         text = self.render()
         self.conf_path.write_text(text)
+        if hasattr(self.net, "put"):
+            self.conf_on_node = self.net.put(self.node, self.conf_path)
         self.check(text)
         log = open(self.log_path, "a")  # noqa: SIM115 - append: we add state dumps too
         self.proc = self.net.popen(self.node, self.argv(), network_plane=True, stdout=log,

@@ -67,8 +67,15 @@ def link_local(group: str) -> bool:
 
 
 def host_groups(net: Any, host: str) -> list[str]:
-    """Snoopable groups `host` joined on its LAN interface, read from its kernel."""
-    text = Path(f"/proc/{net.node(host).pid}/net/igmp").read_text()
+    """Snoopable groups `host` joined on its LAN interface, read from its kernel (over ssh
+    for a host on another server of a cluster)."""
+    if getattr(net, "is_remote", lambda _h: False)(host):
+        r = net.run(host, ["cat", "/proc/net/igmp"])
+        if r.returncode != 0:
+            raise RuntimeError(f"reading /proc/net/igmp on {host} failed: {r.stderr.strip()}")
+        text = r.stdout
+    else:
+        text = Path(f"/proc/{net.node(host).pid}/net/igmp").read_text()
     return sorted(g for g in parse_proc_igmp(text).get(f"{host}-eth0", []) if not link_local(g))
 
 
@@ -120,9 +127,25 @@ def describe(lacking: dict[str, list[str]], total_hosts: int) -> str:
             f"{shown}{more}")
 
 
+# A host on another server of a cluster holds its groups in a process there (a socket
+# cannot be opened in its namespace from here): join, say so, wait for SIGINT.
+JOINER = """
+import signal, socket, sys, time
+signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for g in sys.argv[2:]:
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                 socket.inet_aton(g) + socket.inet_aton(sys.argv[1]))
+print("joined", flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+
 class Holder:
     """Joins `groups` {host: [groups]} on the hosts' LAN interfaces from this process (one
-    UDP socket per host, in its namespace) and keeps them joined until :meth:`close`."""
+    UDP socket per host, in its namespace) and keeps them joined until :meth:`close`; on
+    another server of a cluster, a small process there holds them."""
 
     def __init__(self, net: Any, groups: dict[str, list[str]]) -> None:
         from topologies import nsock
@@ -130,9 +153,13 @@ class Holder:
         self.net = net
         self.groups = {h: [g for g in gs if not link_local(g)] for h, gs in groups.items()}
         self._socks: dict[str, socket.socket] = {}
+        self._procs: dict[str, Any] = {}
         try:
             for h, gs in self.groups.items():
                 if not gs:
+                    continue
+                if getattr(net, "is_remote", lambda _h: False)(h):
+                    self._procs[h] = self._join_remote(h, gs)
                     continue
                 s = nsock.socket_in(net.node(h).pid, socket.AF_INET, socket.SOCK_DGRAM,
                                     socket.IPPROTO_UDP)
@@ -143,6 +170,23 @@ class Holder:
             self.close()
             raise
 
+    def _join_remote(self, host: str, groups: list[str]) -> Any:
+        import subprocess
+        import sys
+
+        proc = self.net.popen(host, [sys.executable, "-c", JOINER, self.net.host_ip(host),
+                                     *groups], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        line = proc.stdout.readline() if proc.stdout else ""
+        if line.strip() != "joined":
+            raise RuntimeError(f"joining {', '.join(groups)} on {host} failed: {line.strip()}")
+        return proc
+
+    def _leave_remote(self, host: str) -> None:
+        proc = self._procs.pop(host)
+        self.net.interrupt(proc)
+        proc.wait(timeout=15)
+
     def _mreq(self, host: str, group: str) -> bytes:
         return socket.inet_aton(group) + socket.inet_aton(self.net.host_ip(host))
 
@@ -150,6 +194,10 @@ class Holder:
         """Leave and join again where the switch lacks a membership: the host's kernel
         sends a new report (only while no other socket of the host holds the group)."""
         for h, gs in lacking.items():
+            if h in self._procs:  # a new process, a new state-change report
+                self._leave_remote(h)
+                self._procs[h] = self._join_remote(h, self.groups[h])
+                continue
             s = self._socks.get(h)
             for g in gs:
                 if s is None or g not in self.groups.get(h, []):
@@ -161,6 +209,8 @@ class Holder:
         for s in self._socks.values():
             s.close()
         self._socks.clear()
+        for h in list(self._procs):
+            self._leave_remote(h)
 
 
 def wait(net: Any, expected: dict[str, list[str]] | None, timeout: float,

@@ -66,7 +66,7 @@ class Pimd(Daemon):
     def argv(self) -> list[str]:
         # The debug lines are where pimd 2.3.2 reports its neighbours (pim_hello) and the
         # RP set it learnt (pim_bsr, pim_cand_rp: a full RP-set dump every 5 s).
-        return ["pimd", "-f", "-c", str(self.conf_path),
+        return ["pimd", "-f", "-c", self.conf_on_node,
                 "--debug=pim_hello,pim_bsr,pim_cand_rp"]
 
     def check(self, text: str) -> None:

@@ -8,7 +8,8 @@
 The receiver counts the stream twice: `wire` = frames of this run seen on the interface
 (an AF_PACKET socket, so a non-member that merely gets flooded is counted too, although
 its kernel would drop them) and `delivered` = datagrams the joined UDP socket got. It
-prints ``ready`` once joined, and one JSON line when it gets SIGTERM/SIGINT.
+prints ``ready`` once joined, ``primed`` when the first datagram of ``--primer-run-id``
+arrives, and one JSON line when it gets SIGTERM/SIGINT.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ def recv(args: argparse.Namespace) -> int:
     wire: set[int] = set()
     delivered: set[int] = set()
     duplicates = 0
+    primed = False
     socks = [raw] + ([udp] if udp else [])
     while not stop["now"]:
         try:
@@ -113,6 +115,10 @@ def recv(args: argparse.Namespace) -> int:
             if len(payload) < HEADER.size:
                 continue
             magic, run_id, seq = HEADER.unpack_from(payload)
+            if (magic == MAGIC and s is not raw and args.primer_run_id is not None
+                    and run_id == args.primer_run_id and not primed):
+                primed = True
+                print("primed", flush=True)  # the first primer datagram got through
             if magic != MAGIC or run_id != args.run_id:
                 continue
             target = wire if s is raw else delivered
@@ -140,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--size", type=int, default=100)
         else:
             p.add_argument("--join", action="store_true")
+            p.add_argument("--primer-run-id", type=int,
+                           help="print 'primed' when the first datagram of this run arrives")
     args = ap.parse_args(argv)
     return send(args) if args.role == "send" else recv(args)
 

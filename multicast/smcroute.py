@@ -36,12 +36,12 @@ class Smcroute(Daemon):
                 "routes": "\n".join(lines) or "# no routes on this router"}
 
     def argv(self) -> list[str]:
-        return [str(SMCROUTED), "-n", "-N", "-f", str(self.conf_path), "-l", "info",
+        return [str(SMCROUTED), "-n", "-N", "-f", self.conf_on_node, "-l", "info",
                 "-u", SOCKET, "-P", "/var/run/smcroute.pid"]
 
     def check(self, text: str) -> None:
         del text
-        res = self.net.run(self.node, [str(SMCROUTED), "-F", str(self.conf_path)], timeout=20)
+        res = self.net.run(self.node, [str(SMCROUTED), "-F", self.conf_on_node], timeout=20)
         if res.returncode != 0:
             raise ConfigError(f"{self.conf_path}: smcrouted -F rejected it: "
                               f"{(res.stdout + res.stderr).strip()[:300]}")

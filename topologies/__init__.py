@@ -71,18 +71,23 @@ def host_names(spec: Spec) -> list[str]:
 
 
 @contextlib.contextmanager
-def build(spec: Spec, workdir: Path | str | None = None) -> Iterator[Any]:
+def build(spec: Spec, workdir: Path | str | None = None, cluster: Any = None) -> Iterator[Any]:
     """Build `spec` (namespaces, links, switches, daemons); tear everything down on exit.
 
     Raises TopologyParamError before creating anything if a capability is missing.
     Any failure while building raises :class:`BuildError` (one line: the step, the node,
     the build log); everything built so far is torn down first. When the work directory
-    was private (no `workdir`), the log is kept in ``/var/log/mcastlab/``.
+    was private (no `workdir`), the log is kept in ``/var/log/mcastlab/``. `cluster` (a
+    :class:`topologies.cluster.ClusterConfig`) places the nodes on several servers.
     """
     from topologies.net import Network, check_buildable
 
     check_buildable(spec)
-    net = Network(spec, Path(workdir) if workdir is not None else None)
+    if cluster is not None:
+        from topologies.cluster import placement
+
+        placement(spec, cluster)  # refused before anything is built
+    net = Network(spec, Path(workdir) if workdir is not None else None, cluster=cluster)
     failure: BuildError | None = None
     try:
         try:

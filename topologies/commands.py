@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,8 @@ def register(subparsers: Any) -> None:
                     "to a group joined by --members, print per-host counts, switch ports, "
                     "router MFC/IGMP state. Exit 1 when a member missed packets or a "
                     "non-member got packets snooping should have pruned.")
-    p.add_argument("topology", help="lan | routed | lab | production, or a scenario .toml file")
+    p.add_argument("topology", help="lan | routed | lab | production, or a scenario .toml file "
+                   "(its [cluster] too, if any)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="topology parameter (repeatable), e.g. snooping=on")
     p.add_argument("--sender", required=True)
@@ -31,7 +34,30 @@ def register(subparsers: Any) -> None:
     c = subparsers.add_parser("clean", help="remove what dead testbeds left (from their ledgers)")
     c.add_argument("--include-live", action="store_true",
                    help="also tear down testbeds whose owner process is still running")
+    c.add_argument("--tag", help="only the testbed with this tag")
     c.set_defaults(func=cmd_clean)
+
+    # Run on the other servers of a [cluster] by the controller, over ssh
+    # (topologies/cluster.py); not meant to be typed.
+    s = subparsers.add_parser("cluster-session", help="(cluster, run over ssh) own this "
+                              "server's ledger until stdin closes")
+    s.add_argument("--tag", required=True)
+    s.set_defaults(func=cmd_cluster_session)
+    x = subparsers.add_parser("cluster-exec", help="(cluster, run over ssh) record this "
+                              "process in the server's ledger, then exec the command")
+    x.add_argument("--tag", required=True)
+    x.add_argument("--node", required=True)
+    x.add_argument("--what", required=True)
+    x.add_argument("--record-link", help="a root-namespace link the command creates")
+    x.add_argument("--interrupt-on-eof", action="store_true",
+                   help="run the command as a child with no stdin; when this process's stdin "
+                        "ends, send it SIGINT (SIGKILL 10 s later)")
+    x.add_argument("argv", nargs=argparse.REMAINDER)
+    x.set_defaults(func=cmd_cluster_exec)
+    h = subparsers.add_parser("cluster-check", help="what this server offers a [cluster] "
+                              "(version, VXLAN, sshd MaxSessions, clock)")
+    h.add_argument("--json", action="store_true")
+    h.set_defaults(func=cmd_cluster_check)
 
     k = subparsers.add_parser("capabilities", help="show what this machine can emulate")
     k.add_argument("--json", action="store_true")
@@ -46,6 +72,18 @@ def parse_param_args(items: list[str]) -> dict[str, str]:
             raise ValueError(f"--param {item!r}: expected KEY=VALUE")
         out[key.strip()] = value.strip()
     return out
+
+
+def _cluster_from(arg: str) -> Any:
+    """A scenario file's [cluster] (topologies.cluster.ClusterConfig), or None."""
+    if not (arg.endswith(".toml") and Path(arg).exists()):
+        return None
+    import tomllib
+
+    from topologies.cluster import ClusterConfig
+
+    section = tomllib.loads(Path(arg).read_text()).get("cluster")
+    return None if section is None else ClusterConfig.from_section(section, arg)
 
 
 def _topology_from(arg: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -73,6 +111,11 @@ def cmd_probe(args: argparse.Namespace) -> int:
     try:
         name, params = _topology_from(args.topology, parse_param_args(args.param))
         spec = topologies.resolve(name, params)
+        cluster = _cluster_from(args.topology)  # the scenario's servers, if it has some
+        if cluster is not None:
+            from topologies.cluster import placement
+
+            placement(spec, cluster)  # what a cluster cannot build, refused here
     except (ValueError, OSError) as exc:
         print(f"mcastlab probe: {exc}", file=sys.stderr)
         return 2
@@ -90,7 +133,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
               f"{', '.join(hosts)}", file=sys.stderr)
         return 2
     try:
-        with topologies.build(spec) as net:
+        with topologies.build(spec, cluster=cluster) as net:
             try:
                 net.wait_converged(args.timeout)
                 report = probe.reachability_report(net)
@@ -122,8 +165,95 @@ def cmd_probe(args: argparse.Namespace) -> int:
 def cmd_clean(args: argparse.Namespace) -> int:
     from mcastlab import ledger
 
-    for line in ledger.clean(include_live=args.include_live):
+    for line in ledger.clean(include_live=args.include_live, tag=args.tag):
         print(line)
+    return 0
+
+
+def cmd_cluster_session(args: argparse.Namespace) -> int:
+    """Own this server's ledger for the controller's testbed `--tag`: say "ready", wait
+    for end of file on stdin (the controller closed it, or its connection died), then
+    stop everything recorded and remove the ledger."""
+    import signal
+
+    from mcastlab.ledger import Ledger
+
+    def ended(_signo: int, _frame: Any) -> None:
+        raise SystemExit(0)
+
+    import tempfile
+
+    led = Ledger.create(tag=args.tag)
+    signal.signal(signal.SIGTERM, ended)
+    signal.signal(signal.SIGHUP, ended)
+    try:
+        # Where the nodes here write files the controller fetches back (captures, samplers).
+        staging = Path(tempfile.mkdtemp(prefix=f"mcastlab-{args.tag}-", dir="/var/tmp"))
+        led.record_dir(staging)
+        print(f"ready {led.path} {staging}", flush=True)
+        while sys.stdin.readline():
+            pass
+    except OSError:
+        pass
+    finally:
+        led.release()
+        with contextlib.suppress(OSError):
+            print("released", flush=True)
+    return 0
+
+
+def cmd_cluster_exec(args: argparse.Namespace) -> int:
+    """Append this process (and `--record-link`) to the ledger of `--tag`, then exec."""
+    from mcastlab.ledger import Ledger
+    from mcastlab.paths import STATE_DIR
+
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    path = STATE_DIR / f"{args.tag}.ledger"
+    if not argv or not path.is_file() or path.is_symlink():
+        print(f"mcastlab cluster-exec: no command, or no session ledger {path}", file=sys.stderr)
+        return 2
+    led = Ledger(tag=args.tag, path=path)
+    if args.record_link:
+        led.record_link(args.record_link)
+    led.record_proc(os.getpid(), args.node, args.what)
+    if not args.interrupt_on_eof:
+        os.execvp(argv[0], argv)
+    return _interrupt_on_eof(led, args.node, args.what, argv)
+
+
+def _interrupt_on_eof(led: Any, node: str, what: str, argv: list[str]) -> int:
+    """Run `argv` (recorded) and relay: a signal to the controller's ssh client cannot
+    reach a process on another server, the end of this process's stdin can. Exits with
+    the child's status (128 + signal when it was killed, as a shell does)."""
+    import signal
+    import subprocess
+    import threading
+
+    child = led.spawn(argv, node, what, stdin=subprocess.DEVNULL)
+
+    def relay() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(0, 65536):  # unbuffered: no lock held at interpreter exit
+                pass
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+    threading.Thread(target=relay, daemon=True).start()
+    rc = child.wait()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc if rc >= 0 else 128 - rc)  # not past the relay thread, still reading
+
+
+def cmd_cluster_check(args: argparse.Namespace) -> int:
+    from topologies.cluster import check_info
+
+    info = check_info()
+    print(json.dumps(info, indent=2 if not args.json else None))
     return 0
 
 

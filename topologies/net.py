@@ -25,6 +25,7 @@ import contextlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -90,8 +91,10 @@ _RC_MARK = "mcastlab-rc="
 class Network:
     """A built topology. Use :func:`topologies.build` (a context manager) to get one."""
 
-    def __init__(self, spec: Spec, workdir: Path | None = None, state_dir: Path = STATE_DIR):
+    def __init__(self, spec: Spec, workdir: Path | None = None, state_dir: Path = STATE_DIR,
+                 cluster: Any = None):
         self.spec = spec
+        self.cluster_config = cluster  # topologies.cluster.ClusterConfig: nodes on servers
         self.ledger = Ledger.create(state_dir)
         self.tag = self.ledger.tag
         self.private = state_dir / self.tag  # OVS databases and sockets
@@ -112,6 +115,7 @@ class Network:
         self.switches: list[str] = list(spec.switches)
         self._nodes: dict[str, Any] = {}
         self._procs: list[subprocess.Popen] = []
+        self._remote_procs: set[int] = set()  # local pids of ssh clients (see interrupt)
         self._ports: dict[str, list[tuple[str, str]]] = {}  # switch -> [(real port, peer)]
         self.daemons: dict[str, Any] = {}
         self._ovs: dict[str, Any] = {}
@@ -122,7 +126,9 @@ class Network:
         self.shaping: dict[str, Any] = {}  # read back after building (topologies.shaping)
         self.neighbours: dict[str, Any] = {}  # the ARP table's room (see _neighbour_room)
         self.plane_priority: tuple[str, ...] | None = None  # see PLANE_REALTIME
-        self.servers: Any = None  # topologies.servers.EmulatedServers with emulated_servers > 1
+        # topologies.servers.EmulatedServers with emulated_servers > 1, or
+        # topologies.cluster.Cluster with a [cluster] of real servers.
+        self.servers: Any = None
 
     # --- naming -----------------------------------------------------------------------
     def real_name(self, node: str) -> str:
@@ -159,10 +165,51 @@ class Network:
         join = self.cpu.preexec(node) if self.cpu is not None else None
         if join is not None:
             kwargs["preexec_fn"] = join  # into the host's CPU cgroup before exec
+        remote = getattr(n, "remote", None) is not None
+        if remote:
+            # The environment travels in the remote command; ssh itself keeps ours. Its
+            # stdin is the way to interrupt it (see interrupt).
+            env = kwargs.pop("env", None) or os.environ
+            argv = ["env", *(f"{k}={v}" for k, v in env.items() if os.environ.get(k) != v),
+                    *argv]
+            kwargs["stdin"] = subprocess.PIPE
         # Held behind a gate until its pid is in the ledger (see Ledger.spawn).
-        proc = self.ledger.spawn([*enter(n.pid), *argv], node, what, **kwargs)
+        proc = self.ledger.spawn(n.wrap(argv, what, interruptible=remote), node, what,
+                                 **kwargs)
+        if remote:
+            self._remote_procs.add(proc.pid)
         self._procs.append(proc)
         return proc
+
+    def is_remote(self, node: str) -> bool:
+        """Whether `node` lives on another server of a cluster (its pid is that server's)."""
+        return getattr(self.node(node), "remote", None) is not None
+
+    def output_path(self, node: str, local: Path) -> str:
+        """The path a process on `node` writes the file that belongs at `local`: `local`
+        itself, or on another server of a cluster a file there (:meth:`fetch` brings it)."""
+        return self.servers.staging_path(node, local) if self.is_remote(node) else str(local)
+
+    def put(self, node: str, local: Path) -> str:
+        """The path at which a process on `node` reads the file `local`: `local`, or a
+        copy sent to its server when the node is on another server of a cluster."""
+        return self.servers.put(node, local) if self.is_remote(node) else str(local)
+
+    def fetch(self, node: str, local: Path) -> list[Path]:
+        """Bring back what a process on a remote `node` wrote for `local` (with suffixed
+        siblings, e.g. a capture's ring files); nothing to do for a local node."""
+        return self.servers.fetch(node, local) if self.is_remote(node) else []
+
+    def interrupt(self, proc: subprocess.Popen) -> None:
+        """SIGINT to a process :meth:`popen` started, wherever its node is: on another
+        server, by closing its ssh client's stdin (cluster-exec relays it as SIGINT)."""
+        if proc.pid in self._remote_procs:
+            with contextlib.suppress(OSError):
+                if proc.stdin:
+                    proc.stdin.close()
+            proc.stdin = None  # so that communicate() does not flush it
+        elif proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
 
     def _plane_priority(self) -> tuple[str, ...]:
         """The command prefix for network daemons, decided once (see PLANE_REALTIME)."""
@@ -253,7 +300,8 @@ class Network:
 
         Recorded like :meth:`popen`: a SIGKILL of the runner must not leave it running."""
         n = self.node(node)
-        proc = self.ledger.spawn([*enter(n.pid), *argv], node, Path(argv[0]).name,
+        what = Path(argv[0]).name
+        proc = self.ledger.spawn(n.wrap(argv, what), node, what,
                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
         try:
@@ -268,15 +316,26 @@ class Network:
     def start(self) -> None:
         spec = self.spec
         self.neighbours = self._neighbour_room()
+        if self.cluster_config is not None:
+            from topologies.cluster import Cluster
+
+            self.servers = Cluster(self, self.cluster_config)
+            self.servers.start()  # checks and sessions before any node exists
         for name in [*spec.switches, *spec.routers, *spec.hosts]:
             opts: dict[str, Any] = {"inNamespace": True}
             if name in spec.routers:
-                # pimd's pid file and socket live in /var/run: give each router its own.
+                # pimd's pid file and socket live in /var/run: give each router its own
+                # (on a router's own server when it is on another server of a cluster).
                 run_dir = self.workdir / f"run_{name}"
-                run_dir.mkdir(parents=True, exist_ok=True)
-                opts["privateDirs"] = [("/var/run", str(run_dir))]
+                if self.cluster_config is not None and self.servers.remote_of(name):
+                    opts["privateDirs"] = [("/var/run", self.servers.staging_path(name,
+                                                                                  run_dir))]
+                else:
+                    run_dir.mkdir(parents=True, exist_ok=True)
+                    opts["privateDirs"] = [("/var/run", str(run_dir))]
             self.step = ("creating the node", name)
-            n = _gated_node(self.ledger, name)(self.real_name(name), **opts)
+            remote = self.servers.remote_of(name) if self.cluster_config is not None else None
+            n = _gated_node(self.ledger, name, remote)(self.real_name(name), **opts)
             self._nodes[name] = n
         if spec.placement:
             from topologies.servers import EmulatedServers
@@ -575,7 +634,8 @@ class Network:
         if self.cpu is not None:
             d["cpu_limits"] = self.cpu.describe()
         if self.servers is not None:
-            d["emulated_servers"] = self.servers.describe()
+            d["cluster" if self.cluster_config is not None else "emulated_servers"] = (
+                self.servers.describe())
         return d
 
     def cpu_stat_files(self) -> dict[str, Path]:
@@ -597,6 +657,8 @@ class Network:
         for d in self.daemons.values():
             with contextlib.suppress(Exception):
                 d.save_logs()
+        if self.cluster_config is not None and self.servers is not None:
+            self.servers.close()  # each server stops what its ledger lists
         self.ledger.release()
         for proc in self._procs:
             with contextlib.suppress(Exception):
@@ -611,9 +673,14 @@ class Network:
             shutil.rmtree(self.private, ignore_errors=True)
 
 
-def _gated_node(ledger: Ledger, logical: str) -> Any:
+def _gated_node(ledger: Ledger, logical: str, remote: Any = None) -> Any:
     """A Mininet Node class whose shell starts behind the ledger's gate, recorded as
-    `logical`'s "shell" before it runs (Mininet spawns it in ``Node._popen``)."""
+    `logical`'s "shell" before it runs (Mininet spawns it in ``Node._popen``).
+
+    With `remote` (a :class:`topologies.cluster.Remote`), the node lives on that server: its
+    shell is ``ssh -tt server mcastlab cluster-exec ... mnexec -cn bash`` (recorded here as
+    "ssh", there as "shell"), its pid is the remote shell's (``echo $$``, as Mininet's
+    RemoteMixin reads it) and every command for it runs there (:meth:`wrap`)."""
     from mininet.node import Node
 
     Node.checkSetup()  # Mininet's one-time check (mnexec on the path), once per process
@@ -621,12 +688,37 @@ def _gated_node(ledger: Ledger, logical: str) -> Any:
     class GatedNode(Node):  # type: ignore[misc]
         isSetup = True  # a class per node: without this, the check ran for each (0.85 s/150)
 
+        def __init__(self, name: str, **params: Any) -> None:
+            self.remote = remote
+            super().__init__(name, **params)
+
+        def startShell(self, mnopts: str | None = None) -> None:
+            if self.remote is None:
+                super().startShell(mnopts)
+                return
+            super().startShell("-c")  # as RemoteMixin: no -d, the remote pty stays its tty
+            self.sendCmd("echo $$")
+            self.pid = int(self.waitOutput())
+
+        def wrap(self, argv: Sequence[str], what: str, interruptible: bool = False) -> list[str]:
+            """The local argv running `argv` in this node's namespaces."""
+            if self.remote is None:
+                return [*enter(self.pid), *argv]
+            inside = ["nsenter", f"--target={self.pid}", "--net", "--mount", "--ipc",
+                      "--wd=/", "--", *argv]
+            return self.remote.ssh(self.remote.exec_command(ledger.tag, logical, what, inside,
+                                                            interruptible=interruptible))
+
         def _popen(self, cmd: list[str], **params: Any) -> subprocess.Popen:
             params.pop("close_fds", None)  # the gate passes its pipe: close_fds is forced on
             if cmd[:1] == ["mnexec"] and "n" in cmd[1]:
                 # The shell in its own System V IPC namespace too (see enter): unshare
                 # execs in place, so the shell keeps the pid Mininet records.
                 cmd = [*cmd[:2], "unshare", "--ipc", *cmd[2:]]
+            if self.remote is not None:
+                cmd = self.remote.ssh(self.remote.exec_command(ledger.tag, logical, "shell",
+                                                               cmd), tty=True)
+                return ledger.spawn(cmd, logical, "ssh", **params)
             return ledger.spawn(cmd, logical, "shell", **params)
 
         def cmd(self, *args: Any, **kwargs: Any) -> str:
@@ -635,7 +727,7 @@ def _gated_node(ledger: Ledger, logical: str) -> Any:
             line = _command_line(args)
             if len(line.encode()) <= PTY_LINE_MAX and "\n" not in line:
                 return str(super().cmd(*args, **kwargs))
-            proc = ledger.spawn([*enter(self.pid), "sh", "-c", line], logical, "sh",
+            proc = ledger.spawn(self.wrap(["sh", "-c", line], "sh"), logical, "sh",
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
             out, _ = proc.communicate()

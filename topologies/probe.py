@@ -178,8 +178,15 @@ class Receivers:
         self._sel = selectors.DefaultSelector()
         self._socks: list[Any] = []
         self._stop = threading.Event()
+        # Hosts on another server of a cluster: their sockets cannot be opened from here,
+        # so each runs a receiver process there (probe_agent recv), read back at stop.
+        self._remote: dict[str, _RemoteReceiver] = {}
         try:
             for h in hosts:
+                if getattr(net.node(h), "remote", None) is not None:
+                    self._remote[h] = _RemoteReceiver(net, h, h in members, group, run_id,
+                                                      self.primed)
+                    continue
                 pid = net.node(h).pid
                 iface = f"{h}-eth0"
                 raw = nsock.socket_in(pid, socket.AF_PACKET, socket.SOCK_DGRAM,
@@ -238,9 +245,11 @@ class Receivers:
 
     def stop(self) -> dict[str, dict[str, int]]:
         """Stop reading; {host: {"wire": n, "delivered": n}}."""
+        remote = {h: r.stop() for h, r in self._remote.items()}
         self.close()
-        return {h: {"wire": len(w), "delivered": len(self.delivered.get(h, ()))}
-                for h, w in self.wire.items()}
+        out = {h: {"wire": len(w), "delivered": len(self.delivered.get(h, ()))}
+               for h, w in self.wire.items() if h not in remote}
+        return {**out, **remote}
 
     def close(self) -> None:
         """End the reading thread, then close the sockets (idempotent)."""
@@ -252,6 +261,64 @@ class Receivers:
         for s in self._socks:
             s.close()
         self._socks = []
+        for r in self._remote.values():
+            r.close()
+
+
+class _RemoteReceiver:
+    """`probe_agent recv` on a host on another server of a cluster (a socket cannot be
+    opened in its namespace from here): started through :meth:`Network.popen`, read by a
+    thread ("primed" lines as they come, the counts at the end), stopped by
+    :meth:`Network.interrupt`."""
+
+    def __init__(self, net: Any, host: str, member: bool, group: str, run_id: int,
+                 primed: dict[str, float]) -> None:
+        import threading
+
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        argv = [sys.executable, "-m", "multicast.probe_agent", "recv", "--group", group,
+                "--port", str(PORT), "--iface", f"{host}-eth0", "--run-id", str(run_id),
+                "--primer-run-id", str(run_id + 1), *(["--join"] if member else [])]
+        self.net, self.host, self.counts = net, host, None
+        self.proc = net.popen(host, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env)
+        line = self.proc.stdout.readline() if self.proc.stdout else ""
+        if line.strip() != "ready":
+            self.proc.kill()
+            _, err = self.proc.communicate()
+            raise RuntimeError(f"the receiver on {host} did not start: {(line + err).strip()}")
+        self._primed = primed
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.strip() == "primed":
+                self._primed.setdefault(self.host, time.monotonic())
+            elif line.startswith("{"):
+                self.counts = json.loads(line)
+
+    def stop(self) -> dict[str, int]:
+        """Interrupt it and return its counts."""
+        self.net.interrupt(self.proc)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise RuntimeError(f"the receiver on {self.host} did not stop within 30 s") from None
+        self._thread.join(timeout=10)
+        err = self.proc.stderr.read() if self.proc.stderr else ""
+        if self.proc.returncode != 0 or self.counts is None:
+            raise RuntimeError(f"the receiver on {self.host} failed (exit "
+                               f"{self.proc.returncode}): {err.strip()[-200:]}")
+        return {"wire": self.counts["wire"], "delivered": self.counts["delivered"]}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def expectations(net: Any, sender: str, members: list[str]) -> dict[str, dict[str, Any]]:

@@ -51,31 +51,33 @@ def server_name(k: int) -> str:
     return f"srv{k}"
 
 
-def place(spec: Spec) -> dict[str, int]:
-    """{node: server (1-based)} for every host, switch and router of `spec`; empty with one
-    server. Raises TopologyParamError when a server would hold no node, or for link
-    shaping, which is not applied to tunnels (yet).
+def place(spec: Spec, servers: int | None = None) -> dict[str, int]:
+    """{node: server (1-based)} for every host, switch and router of `spec` on `servers`
+    servers (default: the parameter emulated_servers); empty with one server. Raises
+    TopologyParamError when a server would hold no node, or for link shaping, which is not
+    applied to tunnels (yet).
 
     >>> from topologies import lan
     >>> place(lan.plan({"hosts": 3, "emulated_servers": 2}))
     {'s1': 1, 'h1': 1, 'h2': 2, 'h3': 1}
     """
-    n = int(spec.params.get("emulated_servers") or 1)
+    n = servers or int(spec.params.get("emulated_servers") or 1)
     if n == 1:
         return {}
+    what = f"{n} servers" if servers else f"parameter 'emulated_servers' = {n}"
     shaped = [k for k in SHAPING if spec.params.get(k)]
     if shaped:
         raise TopologyParamError(
-            f"topology {spec.family}: parameter 'emulated_servers' = {n} cannot be combined "
-            f"with {', '.join(shaped)} (tunnels are not shaped); allowed: emulated_servers = 1 "
-            f"with shaping, or no {'/'.join(SHAPING)}")
+            f"topology {spec.family}: {what} cannot be combined with {', '.join(shaped)} "
+            f"(tunnels are not shaped); allowed: one server with shaping, or no "
+            f"{'/'.join(SHAPING)}")
     out: dict[str, int] = {}
     if spec.routers:
         segments = list(spec.switches)
         if n > len(segments):
             raise TopologyParamError(
-                f"topology {spec.family}: parameter 'emulated_servers' = {n} would leave "
-                f"servers empty; allowed: at most {len(segments)} (one per router)")
+                f"topology {spec.family}: {what} would leave servers empty; allowed: at "
+                f"most {len(segments)} (one per router)")
         for k, sw in enumerate(segments):
             server = k % n + 1
             for node in [sw, *spec.switches[sw]]:
@@ -84,8 +86,8 @@ def place(spec: Spec) -> dict[str, int]:
     (sw, members), = spec.switches.items()
     if n > len(members):
         raise TopologyParamError(
-            f"topology {spec.family}: parameter 'emulated_servers' = {n} would leave servers "
-            f"empty; allowed: at most {len(members)} (the number of hosts)")
+            f"topology {spec.family}: {what} would leave servers empty; allowed: at most "
+            f"{len(members)} (the number of hosts)")
     out[sw] = 1
     for i, host in enumerate(members):
         out[host] = i % n + 1

@@ -93,6 +93,7 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "fidelity.max_throttled_share": (0.9, "fidelity"),
     "fidelity.min_pub_rate_share": (0.5, "fidelity"),
     "resources": (False, "runs"),  # the resource table is sampled or not
+    "cluster": ({"servers": ["localhost", "10.0.0.2"]}, "runs"),  # the servers, per run
     "quick": ({"matrix": {"execution_time": 3}}, "quick"),
 }
 

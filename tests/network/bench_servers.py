@@ -1,6 +1,7 @@
 """Issue 16, acceptance 3: what crossing emulated servers costs an agent (run as root).
 
-    .venv/bin/python tests/network/bench_servers.py [SECONDS [REPEAT]]   (default 10 s, 3)
+    .venv/bin/python tests/network/bench_servers.py [SECONDS [REPEAT]] [--cluster]
+                                                      (default 10 s, 3)
 
 One network, built by topologies/ as a scenario would build it: `lan`, 3 hosts,
 `emulated_servers = 2` (topologies/servers.py), so h1 (publisher) and h3 are on srv1 with
@@ -13,10 +14,17 @@ on 2 cores vary by up to 2x from run to run with where the scheduler puts the tw
 processes); prints the medians, their across/within ratios and what the
 underlay carried. Both servers are namespaces of this machine: this is the encapsulation
 and its extra hop, not a physical network between machines. Run it on a quiet machine.
+
+With ``--cluster`` the same network is built over two servers controlled over ssh
+(``[cluster]``, topologies/cluster.py): this machine and a second server in its own
+namespaces with its own sshd (tests/network/second_server.py); h2 and its agent run there,
+its output comes back over ssh, the tunnel's ends are in the two servers' root namespaces.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import statistics
 import subprocess
 import sys
@@ -44,22 +52,42 @@ def _pair(net: Any, pub: str, sub: str, secs: int, latency: bool) -> float:
     return float(out.summary["50% (us)" if latency else "Ave Samples/s"])
 
 
+def _link_counters(link: str) -> dict[str, dict[str, int]]:
+    """The second server's underlay link, seen from this machine's root namespace."""
+    base = f"/sys/class/net/{link}/statistics"
+    return {"srv1": {k: int(open(f"{base}/{k}").read()) for k in ("tx_packets", "rx_packets")}}
+
+
 def main() -> None:
-    secs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    spec = topologies.resolve("lan", {"hosts": 3, "snooping": "off", "emulated_servers": 2})
-    with topologies.build(spec) as net:
+    args = [a for a in sys.argv[1:] if a != "--cluster"]
+    secs = int(args[0]) if args else 10
+    repeat = int(args[1]) if len(args) > 1 else 3
+    with contextlib.ExitStack() as stack:
+        if "--cluster" in sys.argv:
+            sys.path.insert(0, str(paths.REPO_ROOT))  # run as a script: tests/ importable
+            from tests.network.second_server import SecondServer
+
+            srv = stack.enter_context(SecondServer())
+            spec = topologies.resolve("lan", {"hosts": 3, "snooping": "off"})
+            net = stack.enter_context(topologies.build(spec, cluster=srv.config()))
+            placed = net.describe()["cluster"]["placement"]
+            counters = functools.partial(_link_counters, srv.link)
+        else:
+            spec = topologies.resolve("lan", {"hosts": 3, "snooping": "off",
+                                              "emulated_servers": 2})
+            net = stack.enter_context(topologies.build(spec))
+            placed = net.describe()["emulated_servers"]["placement"]
+            counters = net.servers.underlay_counters
         net.wait_converged(60)
-        placed = net.describe()["emulated_servers"]["placement"]
         print(f"bench_servers: {secs} s per measurement; placement {placed}", file=sys.stderr)
-        before = net.servers.underlay_counters()
+        before = counters()
         got: dict[tuple[str, str], list[float]] = {}
         for _ in range(repeat):
             for kind in ("throughput", "latency"):
                 for path, sub in (("within", "h3"), ("across", "h2")):
                     got.setdefault((path, kind), []).append(
                         _pair(net, "h1", sub, secs, kind == "latency"))
-        after = net.servers.underlay_counters()
+        after = counters()
     med = {k: statistics.median(v) for k, v in got.items()}
     tp_in, tp_out = med[("within", "throughput")], med[("across", "throughput")]
     lat_in, lat_out = med[("within", "latency")], med[("across", "latency")]

@@ -1,0 +1,145 @@
+"""Issue 16: a network over two servers controlled over ssh, on one machine (the second
+server: tests/network/second_server.py, its own namespaces, sshd, /run and ledger).
+
+   server 1 (this machine's root namespace)     server 2 (ssh root@10.253.0.2)
+   s1, h1 (sender), h3 (member)  ====VXLAN====  h2 (member), h4 (non-member)
+
+What this shows: nodes made and driven over ssh (their shells, every command and the
+probe's receivers run on server 2, recorded in its own ledger); multicast and IGMP
+snooping across the VXLAN tunnels between the servers' root namespaces; nothing left on
+either server after teardown, or after a SIGKILL of the controller and `mcastlab clean`.
+PIM across the servers (r2 and its pimd on server 2) is in the campaign test
+(tests/campaign/test_cluster_campaign_netns.py). What this does not show: a physical
+network between machines, two kernels, two clocks.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import topologies
+from mcastlab import ledger
+from mcastlab.paths import REPO_ROOT, STATE_DIR
+from tests.network.second_server import SecondServer
+from topologies import probe
+
+pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
+
+COUNT = 1000
+
+
+@pytest.fixture(scope="module")
+def server2() -> Iterator[SecondServer]:
+    with SecondServer() as srv:
+        yield srv
+
+
+def _nothing_left(srv: SecondServer, tag: str) -> None:
+    """No process in server 2's namespace but its sshd, no ledger, no staging directory,
+    no link of `tag` on either side (polled: killed processes take a moment)."""
+    deadline = time.monotonic() + 10
+    while srv.processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert srv.processes() == []
+    assert srv.inside(["ls", "/run/mcastlab"]).split() == []
+    assert not list(Path("/var/tmp").glob(f"mcastlab-{tag}-*"))
+    assert tag not in srv.inside(["ip", "-o", "link"])
+    assert tag not in subprocess.run(["ip", "-o", "link"], capture_output=True,
+                                     text=True).stdout
+
+
+def test_snooped_lan_across_two_ssh_servers(server2: SecondServer, workdir: Path) -> None:
+    spec = topologies.resolve("lan", {"hosts": 4, "snooping": True, "querier": True})
+    with topologies.build(spec, workdir=workdir, cluster=server2.config()) as net:
+        tag = net.tag
+        net.wait_converged(60)
+        remote_ledger = server2.inside(["cat", f"/run/mcastlab/{tag}.ledger"])
+        # primed as across routers: the remote receivers report their first datagram
+        r = probe.probe(net, "h1", ["h2", "h3"], count=COUNT, rate=1000, prime=5)
+        described = net.describe()["cluster"]
+        h2_link = net.cmd("h2", "ip -d -o link show h2-eth0")
+    # h2 and h4 live on server 2: their shells were recorded in its ledger, as "shell"
+    recorded = [json.loads(line) for line in remote_ledger.splitlines()]
+    shells = {e["node"] for e in recorded if e.get("what") == "shell"}
+    assert shells == {"h2", "h4"}, recorded
+    assert described["placement"] == {"srv1": ["s1", "h1", "h3"], "srv2": ["h2", "h4"]}
+    assert described["servers"]["srv2"]["max_sessions"] == 64
+    assert "vxlan id" in h2_link and "mtu 1450" in h2_link
+    hosts = r["hosts"]
+    assert hosts["h2"]["received"] >= 0.99 * COUNT, hosts  # across the tunnel, over ssh
+    assert hosts["h3"]["received"] >= 0.99 * COUNT, hosts
+    assert hosts["h4"]["wire"] == 0, hosts  # pruned by s1: not a frame across the tunnel
+    assert r["primed_s"]["h2"] is not None and r["primed_s"]["h3"] is not None, r["primed_s"]
+    assert r["ok"]
+    _nothing_left(server2, tag)
+
+
+RUNNER = r"""
+import json, subprocess, sys, time
+sys.path.insert(0, sys.argv[2])
+import topologies
+from topologies.cluster import ClusterConfig
+config = ClusterConfig(**json.loads(sys.argv[3]))
+spec = topologies.resolve("lan", {"hosts": 4, "snooping": True, "querier": True})
+ctx = topologies.build(spec, workdir=sys.argv[1], cluster=config)  # kept: no teardown
+net = ctx.__enter__()
+cap = net.popen("h2", ["tcpdump", "-ni", "h2-eth0", "-w",
+                       net.output_path("h2", __import__("pathlib").Path(sys.argv[1]) / "h2.pcap")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("READY", net.tag, flush=True)
+time.sleep(3600)
+"""
+
+
+def test_clean_after_sigkill_leaves_nothing_on_either_server(server2: SecondServer,
+                                                             tmp_path: Path) -> None:
+    c = server2.config()
+    cfg = {"servers": list(c.servers), "identity": c.identity, "known_hosts": c.known_hosts}
+    runner = subprocess.Popen([sys.executable, "-c", RUNNER, str(tmp_path), str(REPO_ROOT),
+                               json.dumps(cfg)], stdout=subprocess.PIPE, text=True,
+                              cwd=REPO_ROOT, start_new_session=True)
+    tag = None
+    try:
+        line = runner.stdout.readline().split() if runner.stdout else []
+        assert line and line[0] == "READY", "runner did not build its network"
+        tag = line[1]
+        local = ledger.read_ledger(STATE_DIR / f"{tag}.ledger")
+        deadline = time.monotonic() + 15  # tcpdump's ssh session may still be opening
+        while True:
+            there = [json.loads(x) for x in
+                     server2.inside(["cat", f"/run/mcastlab/{tag}.ledger"]).splitlines()]
+            remote_procs = [e for e in there if e["kind"] == "proc"]
+            if "tcpdump" in {e["what"] for e in remote_procs} or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert {"shell", "tcpdump"} <= {e["what"] for e in remote_procs}
+        assert any(e["kind"] == "remote" for e in local)
+
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(timeout=10)
+        # Server 2 keeps running what it recorded until `mcastlab clean` here.
+        lasting = [e for e in remote_procs if e["what"] in ("shell", "tcpdump")]
+        assert all(ledger.proc_alive(e["pid"], e["start"]) for e in lasting)
+
+        res = subprocess.run([str(REPO_ROOT / ".venv/bin/mcastlab"), "clean"],
+                             capture_output=True, text=True, check=False, cwd=REPO_ROOT)
+        assert res.returncode == 0, res.stderr
+        assert f"{tag}: cleaned server srv2" in res.stdout, res.stdout
+        assert f"{tag}: ledger removed" in res.stdout
+        assert not (STATE_DIR / f"{tag}.ledger").exists() and not (STATE_DIR / tag).exists()
+        assert not any(ledger.proc_alive(e["pid"], e["start"]) for e in remote_procs)
+        _nothing_left(server2, tag)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        if tag and (STATE_DIR / f"{tag}.ledger").exists():  # the test failed half-way
+            subprocess.run([str(REPO_ROOT / ".venv/bin/mcastlab"), "clean", "--tag", tag],
+                           capture_output=True, check=False)

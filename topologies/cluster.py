@@ -1,0 +1,490 @@
+"""A topology's nodes on several real servers, controlled over ssh (issue 16).
+
+   server 1: "localhost" (the controller)          server 2: ssh root@10.0.0.2
+   +-------------------------------------+         +-------------------------------------+
+   | mcastlab probe / run                |  ssh -M | mcastlab cluster-session --tag T    |
+   | ledger T: nodes, ssh clients,       |========>| ledger T (its own): node shells,    |
+   |   "remote srv2" (how to clean it)   |         |   every command run for the nodes   |
+   | s1  h1  h3                          |         | h2  h4  (shell: ssh -tt ... mnexec) |
+   |  s1-eth2 = VXLAN, socket in the     |  UDP    |  h2-eth0 = VXLAN, socket in the     |
+   |  root namespace, local .1 remote .2 |<=======>|  root namespace, local .2 remote .1 |
+   +-------------------------------------+  4789   +-------------------------------------+
+
+The engine is Mininet's: nodes are Mininet nodes whose shell runs on their server, the way
+``mininet.examples.cluster.RemoteMixin`` does it (``ssh -tt server mnexec -cn bash``, the
+node's pid read back with ``echo $$``), and links between servers are layer-2 tunnels moved
+into the nodes' namespaces, as its ``RemoteLink.makeTunnel`` does. Three things of
+cluster.py are not used, and why (docs/cluster-plan.md): its cleanup runs ``mn -c`` on every
+server (it would remove other testbeds' nodes); its tunnels are gretap (absent from this
+kernel) or tap over ssh (TCP in TCP, encrypted, on the agents' CPUs), so a VXLAN pair is
+made instead; its ssh commands go through ``sudo -u`` (the testbed runs as root).
+
+What keeps "clean up exactly what you created" true across machines: every server keeps
+its own ledger under the controller's tag, owned by a ``mcastlab cluster-session`` process
+that lives as long as the controller's ssh master connection (its stdin reaching end of
+file releases the ledger: everything recorded there is stopped). Every process started on a
+server is started by ``mcastlab cluster-exec``, which appends its own pid to that ledger and
+then execs the command (same pid, same start time). The controller's ledger records, before
+anything is made remotely, the ssh command that cleans the server's ledger, so ``mcastlab
+clean`` on the controller cleans every server too, also after a SIGKILL.
+
+Assumptions, checked before anything is built (:meth:`Cluster.preflight`): key-based ssh as
+root in batch mode with known host keys; the same mcastlab install, at the same path, on
+every server; VXLAN in every server's kernel; sshd's MaxSessions large enough for one
+multiplexed session per remote node plus the commands in flight.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mcastlab.paths import REPO_ROOT
+from topologies.servers import TUNNEL_MTU, VXLAN_PORT, place, server_name
+from topologies.spec import Spec, TopologyParamError
+
+if TYPE_CHECKING:
+    from topologies.net import Network
+
+MCASTLAB = REPO_ROOT / ".venv" / "bin" / "mcastlab"  # the same path on every server
+LOCAL = "localhost"
+# A testbed's VNIs: VNI_SPAN per tag, so two testbeds between the same servers (each
+# server's VXLAN sockets are in its root namespace) never pick the same VNI.
+VNI_SPAN = 320
+# Sessions each remote node holds open on its server's sshd (its shell), and the margin
+# for commands in flight at once (probe receivers, daemons, one-off commands).
+SESSION_MARGIN = 16
+SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+               "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
+               "-o", "ServerAliveCountMax=6", "-o", "LogLevel=ERROR")
+_DEST = re.compile(r"^(?:(?P<user>[a-z_][a-z0-9_-]*)@)?(?P<host>[A-Za-z0-9.-]+)$")
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """The scenario's ``[cluster]`` section."""
+
+    servers: tuple[str, ...]  # "localhost" (only first) or [root@]address
+    identity: str | None = None  # ssh private key (default: ssh's own)
+    known_hosts: str | None = None  # known_hosts file (default: ssh's own)
+    port: int = 22
+    source: str = "[cluster]"  # the file, for messages
+
+    KEYS = ("servers", "identity", "known_hosts", "port")
+
+    @classmethod
+    def from_section(cls, section: Any, source: str) -> ClusterConfig:
+        """Validate a ``[cluster]`` table; ValueError names the file, key and allowed values."""
+        where = f"{source}: [cluster]"
+        if not isinstance(section, dict):
+            raise ValueError(f"{where} must be a table")
+        unknown = sorted(set(section) - set(cls.KEYS))
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: "
+                             f"{', '.join(cls.KEYS)}")
+        servers = section.get("servers")
+        if (not isinstance(servers, list) or len(servers) < 2
+                or not all(isinstance(s, str) for s in servers)):
+            raise ValueError(f"{where} servers: expected a list of at least 2 strings "
+                             f"(\"localhost\" first, then [root@]address), got {servers!r}")
+        for i, s in enumerate(servers):
+            m = _DEST.match(s)
+            if s == LOCAL and i == 0:
+                continue
+            if s == LOCAL or not m or (m["user"] or "root") != "root":
+                raise ValueError(f"{where} servers[{i}] = {s!r}: allowed: \"localhost\" as the "
+                                 f"first server only, else an address or host name, optionally "
+                                 f"as root@address (the testbed runs as root on every server)")
+        if len(set(servers)) != len(servers):
+            raise ValueError(f"{where} servers: a server is listed twice: {servers!r}")
+        port = section.get("port", 22)
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise ValueError(f"{where} port: expected an integer 1-65535, got {port!r}")
+        paths = {}
+        for key in ("identity", "known_hosts"):
+            value = section.get(key)
+            if value is not None and (not isinstance(value, str) or not Path(value).is_file()):
+                raise ValueError(f"{where} {key}: expected the path of an existing file, "
+                                 f"got {value!r}")
+            paths[key] = value
+        return cls(servers=tuple(servers), port=port, source=source, **paths)
+
+
+def placement(spec: Spec, config: ClusterConfig) -> dict[str, int]:
+    """{node: server (1-based)}: round-robin as for emulated servers (topologies.servers).
+    Raises TopologyParamError for what a cluster cannot build (yet), naming it."""
+    p = spec.params
+    refused = []
+    if spec.routers and p.get("mrouting") == "pimd" and p.get("pim_daemon") == "frr":
+        refused.append("pim_daemon = 'frr' (its daemons' files and vtysh sockets are not "
+                       "carried to other servers; allowed: pim_daemon = 'pimd')")
+    if p.get("switch", "linuxbridge") != "linuxbridge":
+        refused.append(f"switch = {p['switch']!r} (Open vSwitch keeps its database and "
+                       f"sockets in the controller's state directory; allowed: linuxbridge)")
+    if p.get("cpu"):
+        refused.append("cpu (CPU limits are cgroups of the controller; allowed: no cpu)")
+    if (p.get("emulated_servers") or 1) > 1:
+        refused.append("emulated_servers > 1 (either emulated or real servers)")
+    if refused:
+        raise TopologyParamError(f"{config.source}: [cluster] cannot build " + "; ".join(refused))
+    return place(spec, len(config.servers))
+
+
+class Remote:
+    """One server other than the controller: the ssh commands that reach it."""
+
+    def __init__(self, k: int, dest: str, config: ClusterConfig, control_dir: Path):
+        m = _DEST.match(dest)
+        assert m is not None  # validated by ClusterConfig
+        self.k, self.name = k, server_name(k)
+        self.dest = dest if m["user"] else f"root@{dest}"
+        self.host = m["host"]
+        self.control = control_dir / f"{self.name}.ctl"
+        opts = [*SSH_OPTIONS, "-p", str(config.port)]
+        if config.identity:
+            opts += ["-i", config.identity, "-o", "IdentitiesOnly=yes"]
+        if config.known_hosts:
+            opts += ["-o", f"UserKnownHostsFile={config.known_hosts}"]
+        self.options = opts
+
+    def ssh(self, command: list[str], tty: bool = False, master: bool = False,
+            shared: bool = True) -> list[str]:
+        """The local argv running `command` (quoted for the remote shell) on this server:
+        over the master connection when `shared`, a new connection otherwise."""
+        mux = (["-o", "ControlMaster=yes", "-S", str(self.control)] if master
+               else ["-o", "ControlMaster=no", "-S", str(self.control)] if shared else [])
+        return ["ssh", *self.options, *mux, *(["-tt"] if tty else ["-T"]), self.dest, "--",
+                " ".join(shlex.quote(a) for a in command)]
+
+    def exec_command(self, tag: str, node: str, what: str, argv: list[str],
+                     record_link: str | None = None, interruptible: bool = False) -> list[str]:
+        """The remote command that records itself in the server's ledger, then runs argv
+        (`interruptible`: as its child, sent SIGINT when the ssh client's stdin closes)."""
+        extra = ["--record-link", record_link] if record_link else []
+        extra += ["--interrupt-on-eof"] if interruptible else []
+        return [str(MCASTLAB), "cluster-exec", "--tag", tag, "--node", node, "--what", what,
+                *extra, "--", *argv]
+
+
+@dataclass
+class Session:
+    """The master connection to one server and its ``cluster-session`` (the ledger owner)."""
+
+    remote: Remote
+    proc: subprocess.Popen[Any]
+    check: dict[str, Any] = field(default_factory=dict)
+
+    def close(self, timeout: float = 30) -> bool:
+        """End of file on the session's stdin: the server stops what its ledger lists and
+        says "released" (the master connection itself ends when the controller's ledger
+        stops it, with the node shells' sessions). False when it did not say so in time."""
+        import select
+
+        with contextlib.suppress(OSError):
+            if self.proc.stdin:
+                self.proc.stdin.close()
+        out = self.proc.stdout
+        deadline = time.monotonic() + timeout
+        while out is not None and time.monotonic() < deadline:
+            ready, _, _ = select.select([out], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                break
+            line = out.readline()
+            if not line:  # the session ended without saying it
+                return False
+            if line.strip() == "released":
+                return True
+        return False
+
+
+def local_address_towards(host: str) -> str:
+    """The controller's source address for `host` (the kernel's route lookup)."""
+    out = subprocess.run(["ip", "-o", "route", "get", host], capture_output=True, text=True,
+                         check=False)
+    m = re.search(r"\bsrc (\d+\.\d+\.\d+\.\d+)", out.stdout)
+    if out.returncode != 0 or not m:
+        raise TopologyParamError(f"[cluster]: no route from this machine to server {host} "
+                                 f"({(out.stderr or out.stdout).strip()})")
+    return m.group(1)
+
+
+class Cluster:
+    """The servers of one :class:`~topologies.net.Network` built over a cluster: sessions,
+    remote node classes, VXLAN tunnels between servers. Plays the role
+    :class:`topologies.servers.EmulatedServers` plays for emulated servers."""
+
+    def __init__(self, net: Network, config: ClusterConfig):
+        self.net, self.config = net, config
+        self.where = placement(net.spec, config)
+        self.control_dir = net.private / "ssh"
+        self.remotes = {k: Remote(k, dest, config, self.control_dir)
+                        for k, dest in enumerate(config.servers, start=1) if dest != LOCAL}
+        links = tunnelled_links(net.spec, self.where)
+        if len(links) > VNI_SPAN:
+            raise TopologyParamError(f"{config.source}: [cluster] {len(links)} links cross "
+                                     f"servers; at most {VNI_SPAN} are supported")
+        base = int(net.tag[1:], 36) * VNI_SPAN + 1
+        self.vni = {link: base + i for i, link in enumerate(links)}
+        self.sessions: dict[int, Session] = {}
+        self.addresses: dict[int, str] = {}
+        self.staging: dict[int, str] = {}  # server -> its directory for the nodes' files
+
+    # --- placement ------------------------------------------------------------------------
+    def remote_of(self, node: str) -> Remote | None:
+        return self.remotes.get(self.where.get(node, 1))
+
+    def nodes(self) -> list[str]:
+        return []  # the servers are machines, not nodes of the network
+
+    # --- sessions ---------------------------------------------------------------------------
+    def start(self) -> None:
+        """Check every server, then open a session on each (before any node is made)."""
+        if not self.net.private.exists():
+            self.net.ledger.record_dir(self.net.private)  # ssh's control sockets live there
+        self.control_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        need = {k: sum(1 for n, s in self.where.items() if s == k) + SESSION_MARGIN
+                for k in self.remotes}
+        for k, remote in self.remotes.items():
+            self.net.step = ("checking the server", remote.name)
+            # Recorded before anything exists there: `mcastlab clean` here cleans it there.
+            self.net.ledger.record_remote(remote.name, remote.ssh(
+                [str(MCASTLAB), "clean", "--tag", self.net.tag, "--include-live"],
+                shared=False))
+            check = self.preflight(remote, need[k])
+            self.net.step = ("opening the session", remote.name)
+            proc = self.net.ledger.spawn(
+                remote.ssh([str(MCASTLAB), "cluster-session", "--tag", self.net.tag],
+                           master=True),
+                remote.name, "ssh", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True)
+            session = Session(remote, proc, check)
+            self.sessions[k] = session
+            line = proc.stdout.readline() if proc.stdout else ""
+            if not line.startswith("ready") or len(line.split()) != 3:
+                err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
+                raise TopologyParamError(f"[cluster] server {remote.dest}: the session did "
+                                         f"not start: {(line + err).strip() or 'no answer'}")
+            self.addresses[k] = remote.host
+            self.staging[k] = line.split()[2]
+            session.check.update(self.clock(remote))
+        first_remote = next(iter(self.remotes.values()))
+        self.addresses[1] = (local_address_towards(first_remote.host)
+                             if self.config.servers[0] == LOCAL else first_remote.host)
+        self.net.log("== cluster: " + json.dumps(self.describe()))
+
+    def preflight(self, remote: Remote, sessions: int) -> dict[str, Any]:
+        """Refuse a server that cannot take part, naming what is wrong."""
+        t0 = time.time()
+        r = subprocess.run(remote.ssh([str(MCASTLAB), "cluster-check", "--json"],
+                                      shared=False),
+                           capture_output=True, text=True, check=False, timeout=60)
+        t1 = time.time()
+        where = f"[cluster] server {remote.dest}"
+        if r.returncode != 0:
+            raise TopologyParamError(f"{where}: ssh or `{MCASTLAB} cluster-check` failed (exit "
+                                     f"{r.returncode}): {r.stderr.strip()[-300:]}; needed: key-"
+                                     f"based ssh as root, a known host key, the same mcastlab "
+                                     f"install at {REPO_ROOT}")
+        info = json.loads(r.stdout)
+        from mcastlab import __version__
+
+        problems = []
+        if info.get("version") != __version__ or info.get("repo") != str(REPO_ROOT):
+            problems.append(f"mcastlab {info.get('version')} at {info.get('repo')}, here "
+                            f"{__version__} at {REPO_ROOT}")
+        if not info.get("vxlan"):
+            problems.append("no VXLAN devices (CONFIG_VXLAN)")
+        if not info.get("mnexec"):
+            problems.append("no mnexec (Mininet)")
+        if info.get("max_sessions") is not None and info["max_sessions"] < sessions:
+            problems.append(f"sshd MaxSessions {info['max_sessions']} < {sessions} (one per "
+                            f"node placed there + {SESSION_MARGIN}); raise it in sshd_config")
+        if problems:
+            raise TopologyParamError(f"{where}: " + "; ".join(problems))
+        info["check_s"] = round(t1 - t0, 3)
+        del info["time"]  # taken at an unknown point of a long check: see clock()
+        return info
+
+    def clock(self, remote: Remote, tries: int = 3) -> dict[str, float]:
+        """The server's clock minus ours, from the quickest of `tries` round trips over
+        the session (its error is at most half that round trip): one-way latencies
+        across servers are only as good as this."""
+        best: tuple[float, float] | None = None
+        for _ in range(tries):
+            t0 = time.time()
+            r = subprocess.run(remote.ssh(remote.exec_command(self.net.tag, "-", "date",
+                                                              ["date", "+%s.%N"])),
+                               capture_output=True, text=True, check=False, timeout=30)
+            t1 = time.time()
+            if r.returncode != 0:
+                continue
+            sample = (t1 - t0, float(r.stdout.strip()) - (t0 + t1) / 2)
+            best = sample if best is None or sample[0] < best[0] else best
+        if best is None:
+            return {}
+        return {"clock_offset_s": round(best[1], 4), "clock_error_s": round(best[0] / 2, 4)}
+
+    def close(self) -> None:
+        """Every server stops what it recorded (the controller's ledger, released next,
+        cleans any server that did not: see Ledger.record_remote)."""
+        for k, session in self.sessions.items():
+            if not session.close():
+                self.net.log(f"== {server_name(k)}: the session did not confirm its release; "
+                             f"the remote clean entry of the ledger cleans it")
+    def read_on_servers(self, path: str) -> dict[str, str | None]:
+        """{server: the text of `path` in its root namespace} (None where unreadable): a
+        machine-wide file such as /proc/pressure/cpu, from every server."""
+        out: dict[str, str | None] = {}
+        for k in range(1, len(self.config.servers) + 1):
+            remote = self.remotes.get(k)
+            if remote is None:
+                try:
+                    out[server_name(k)] = Path(path).read_text()
+                except OSError:
+                    out[server_name(k)] = None
+                continue
+            r = subprocess.run(remote.ssh(remote.exec_command(self.net.tag, "-", "cat",
+                                                              ["cat", path])),
+                               capture_output=True, text=True, check=False, timeout=30)
+            out[server_name(k)] = r.stdout if r.returncode == 0 else None
+        return out
+
+    # --- files ----------------------------------------------------------------------------------
+    def staging_path(self, node: str, local: Path) -> str:
+        """Where a process on remote `node` writes the file that belongs at `local`."""
+        return f"{self.staging[self.where[node]]}/{node}.{local.name}"
+
+    def put(self, node: str, local: Path) -> str:
+        """Send the file `local` to remote `node`'s server; returns its path there."""
+        k = self.where[node]
+        remote = self.remotes[k]
+        there = self.staging_path(node, local)
+        argv = remote.ssh(remote.exec_command(self.net.tag, node, "cat",
+                                              ["sh", "-c", f"cat > {shlex.quote(there)}"]))
+        r = subprocess.run(argv, input=local.read_bytes(), capture_output=True, check=False,
+                           timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError(f"sending {local.name} to {remote.name} failed (exit "
+                               f"{r.returncode}): {r.stderr.decode(errors='replace')[-200:]}")
+        return there
+
+    def fetch(self, node: str, local: Path) -> list[Path]:
+        """Copy back every file a process on `node` wrote at :meth:`staging_path` (and
+        its siblings with suffixes: a capture's ring files) next to `local`."""
+        import tarfile
+
+        k = self.where[node]
+        remote = self.remotes[k]
+        prefix = f"{node}.{local.name}"
+        # An empty archive when nothing was written (a sampler that never started).
+        script = (f"cd {shlex.quote(self.staging[k])} && set -- {shlex.quote(prefix)}* && "
+                  f"if [ -e \"$1\" ]; then tar -cf - \"$@\"; else tar -cf - -T /dev/null; fi")
+        argv = remote.ssh(remote.exec_command(self.net.tag, node, "tar", ["sh", "-c", script]))
+        got: list[Path] = []
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+            assert proc.stdout is not None
+            with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+                for member in tar:
+                    name = member.name
+                    if not member.isfile() or "/" in name or not name.startswith(prefix):
+                        continue
+                    dest = local.parent / (local.name + name[len(prefix):])
+                    part = dest.with_name(dest.name + ".part")
+                    src = tar.extractfile(member)
+                    assert src is not None
+                    with part.open("wb") as f:
+                        while chunk := src.read(1 << 20):
+                            f.write(chunk)
+                    part.replace(dest)
+                    got.append(dest)
+            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        if proc.returncode != 0:
+            raise RuntimeError(f"fetching {prefix}* from {remote.name} failed (exit "
+                               f"{proc.returncode}): {err.strip()[-200:]}")
+        return got
+
+    # --- tunnels ------------------------------------------------------------------------------
+    def carries(self, a: str, b: str) -> bool:
+        return (a, b) in self.vni
+
+    def tunnel(self, a: str, b: str, ia: str, ib: str) -> None:
+        """The link a -- b as a VXLAN pair: each end made in its server's root namespace
+        under a tagged name, moved into its node, renamed there."""
+        net, vni = self.net, self.vni[(a, b)]
+        for end, (node, intf, other) in enumerate(((a, ia, b), (b, ib, a))):
+            here, there = self.where[node], self.where[other]
+            tmp = f"{net.tag}x{vni - int(net.tag[1:], 36) * VNI_SPAN}{'ab'[end]}"
+            script = (f"ip link add {tmp} type vxlan id {vni} local {self.addresses[here]} "
+                      f"remote {self.addresses[there]} dstport {VXLAN_PORT} && "
+                      f"ip link set {tmp} netns {net.node(node).pid}")
+            remote = self.remotes.get(here)
+            if remote is None:
+                net.ledger.record_link(tmp)
+                argv = ["sh", "-c", script]
+            else:
+                argv = remote.ssh(remote.exec_command(net.tag, node, "ip", ["sh", "-c", script],
+                                                      record_link=tmp))
+            r = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
+            net.log(f"== {server_name(here)}: tunnel {a}-{b} end {intf} (exit {r.returncode})"
+                    f"\n{script}\n{(r.stdout + r.stderr).strip()}")
+            if r.returncode != 0:
+                from topologies.spec import BuildError
+
+                raise BuildError(f"creating the tunnel {a}-{b}", server_name(here),
+                                 (r.stdout + r.stderr).strip()[-200:] or f"exit {r.returncode}",
+                                 str(net.build_log))
+            net.sh(node, [f"ip link set {tmp} name {intf}"], f"naming the tunnel {a}-{b}")
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest's record: servers, what was checked on each, placement, tunnels."""
+        return {
+            "count": len(self.config.servers),
+            "emulated": False,
+            "servers": {server_name(k): {
+                "dest": dest, "address": self.addresses.get(k),
+                **({k2: v for k2, v in self.sessions[k].check.items()}
+                   if k in self.sessions else {})}
+                for k, dest in enumerate(self.config.servers, start=1)},
+            "placement": {server_name(k): [n for n, s in self.where.items() if s == k]
+                          for k in range(1, len(self.config.servers) + 1)},
+            "tunnels": [{"link": f"{a}-{b}", "vni": v, "kind": "vxlan", "port": VXLAN_PORT,
+                         "servers": [server_name(self.where[a]), server_name(self.where[b])]}
+                        for (a, b), v in self.vni.items()],
+            "mtu": TUNNEL_MTU,
+        }
+
+
+def tunnelled_links(spec: Spec, where: dict[str, int]) -> list[tuple[str, str]]:
+    """Links (as built: (member, switch), router pairs) whose ends are on two servers."""
+    links = [(m, sw) for sw, members in spec.switches.items() for m in members]
+    links += list(spec.router_links)
+    return [(a, b) for a, b in links if where[a] != where[b]]
+
+
+def check_info() -> dict[str, Any]:
+    """What ``mcastlab cluster-check`` reports about this server (run there over ssh)."""
+    import shutil
+
+    from mcastlab import __version__, capabilities
+
+    max_sessions = None
+    sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+    r = None
+    if os.path.exists(sshd):  # the effective MaxSessions of this server's sshd_config
+        r = subprocess.run([sshd, "-T", "-C", "user=root,host=localhost,addr=127.0.0.1"],
+                           capture_output=True, text=True, check=False)
+    if r is not None and r.returncode == 0:
+        m = re.search(r"^maxsessions (\d+)$", r.stdout, re.M)
+        max_sessions = int(m.group(1)) if m else None
+    have = capabilities.detect()
+    return {"version": __version__, "repo": str(REPO_ROOT), "vxlan": have.get("vxlan", False),
+            "mnexec": shutil.which("mnexec") is not None, "max_sessions": max_sessions,
+            "kernel": os.uname().release, "host": os.uname().nodename, "time": time.time()}
