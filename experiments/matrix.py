@@ -161,7 +161,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
                 "fidelity": sc.fidelity.model_dump(),
                 "resources": sc.resources,
                 # The servers (only when there are several: existing ids and configs stay).
-                **({"cluster": list(sc.cluster.servers)} if sc.cluster else {}),
+                **({"cluster": sc.cluster.result_relevant()} if sc.cluster else {}),
             }
         )
     return runs

@@ -397,11 +397,16 @@ class Cluster(_Strict):
     identity: str | None = None
     known_hosts: str | None = None
     port: int = Field(default=22, ge=1, le=65535)
+    place: dict[str, int] = Field(default_factory=dict)  # node -> server number
 
     def config(self, path: Path | str) -> Any:
         from topologies.cluster import ClusterConfig
 
         return ClusterConfig.from_section(self.model_dump(exclude_none=True), str(path))
+
+    def result_relevant(self) -> dict[str, Any]:
+        """What decides where nodes ran: the servers and the explicit placement."""
+        return {"servers": list(self.servers), **({"place": self.place} if self.place else {})}
 
 
 class Fidelity(Thresholds):

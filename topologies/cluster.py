@@ -77,8 +77,11 @@ class ClusterConfig:
     known_hosts: str | None = None  # known_hosts file (default: ssh's own)
     port: int = 22
     source: str = "[cluster]"  # the file, for messages
+    # Explicit placement: {node: server (1-based)} for the nodes named; the others
+    # round-robin (see placement).
+    place: tuple[tuple[str, int], ...] = ()
 
-    KEYS = ("servers", "identity", "known_hosts", "port")
+    KEYS = ("servers", "identity", "known_hosts", "port", "place")
 
     @classmethod
     def from_section(cls, section: Any, source: str) -> ClusterConfig:
@@ -108,6 +111,13 @@ class ClusterConfig:
         port = section.get("port", 22)
         if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
             raise ValueError(f"{where} port: expected an integer 1-65535, got {port!r}")
+        place = section.get("place", {})
+        if not isinstance(place, dict) or not all(
+                isinstance(n, str) and isinstance(k, int) and not isinstance(k, bool)
+                and 1 <= k <= len(servers) for n, k in place.items()):
+            raise ValueError(f"{where} place: expected a table {{node = server number}} with "
+                             f"server numbers 1-{len(servers)} (the order of servers), got "
+                             f"{place!r}")
         paths = {}
         for key in ("identity", "known_hosts"):
             value = section.get(key)
@@ -115,12 +125,14 @@ class ClusterConfig:
                 raise ValueError(f"{where} {key}: expected the path of an existing file, "
                                  f"got {value!r}")
             paths[key] = value
-        return cls(servers=tuple(servers), port=port, source=source, **paths)
+        return cls(servers=tuple(servers), port=port, source=source,
+                   place=tuple(sorted(place.items())), **paths)
 
 
 def placement(spec: Spec, config: ClusterConfig) -> dict[str, int]:
-    """{node: server (1-based)}: round-robin as for emulated servers (topologies.servers).
-    Raises TopologyParamError for what a cluster cannot build (yet), naming it."""
+    """{node: server (1-based)}: round-robin as for emulated servers (topologies.servers),
+    then the section's explicit `place` for the nodes it names. Raises TopologyParamError
+    for what a cluster cannot build (yet), naming it."""
     p = spec.params
     refused = []
     if spec.routers and p.get("mrouting") == "pimd" and p.get("pim_daemon") == "frr":
@@ -135,7 +147,19 @@ def placement(spec: Spec, config: ClusterConfig) -> dict[str, int]:
         refused.append("emulated_servers > 1 (either emulated or real servers)")
     if refused:
         raise TopologyParamError(f"{config.source}: [cluster] cannot build " + "; ".join(refused))
-    return place(spec, len(config.servers))
+    where = place(spec, len(config.servers))
+    nodes = [*spec.switches, *spec.routers, *spec.hosts]
+    unknown = [n for n, _ in config.place if n not in nodes]
+    if unknown:
+        raise TopologyParamError(f"{config.source}: [cluster] place: unknown node(s) "
+                                 f"{', '.join(unknown)}; allowed: {', '.join(nodes)}")
+    where.update(dict(config.place))
+    empty = [server_name(k) for k in range(1, len(config.servers) + 1)
+             if k not in where.values()]
+    if empty:
+        raise TopologyParamError(f"{config.source}: [cluster] place leaves {', '.join(empty)} "
+                                 f"without a node; allowed: every server holds at least one")
+    return where
 
 
 class Remote:
@@ -294,12 +318,18 @@ class Cluster:
                                      f"based ssh as root, a known host key, the same mcastlab "
                                      f"install at {REPO_ROOT}")
         info = json.loads(r.stdout)
+        from experiments.provenance import git_state
         from mcastlab import __version__
 
         problems = []
         if info.get("version") != __version__ or info.get("repo") != str(REPO_ROOT):
             problems.append(f"mcastlab {info.get('version')} at {info.get('repo')}, here "
                             f"{__version__} at {REPO_ROOT}")
+        theirs = (info.get("provenance") or {}).get("git", {}).get("revision")
+        ours = git_state().get("revision")
+        if theirs and ours and theirs != ours:
+            problems.append(f"git revision {theirs[:12]}, here {ours[:12]} (check out the same "
+                            f"revision on every server)")
         if not info.get("vxlan"):
             problems.append("no VXLAN devices (CONFIG_VXLAN)")
         if not info.get("mnexec"):
@@ -484,7 +514,10 @@ def check_info() -> dict[str, Any]:
     if r is not None and r.returncode == 0:
         m = re.search(r"^maxsessions (\d+)$", r.stdout, re.M)
         max_sessions = int(m.group(1)) if m else None
+    from experiments.provenance import provenance
+
     have = capabilities.detect()
     return {"version": __version__, "repo": str(REPO_ROOT), "vxlan": have.get("vxlan", False),
             "mnexec": shutil.which("mnexec") is not None, "max_sessions": max_sessions,
-            "kernel": os.uname().release, "host": os.uname().nodename, "time": time.time()}
+            "kernel": os.uname().release, "host": os.uname().nodename, "time": time.time(),
+            "provenance": provenance()}

@@ -77,6 +77,7 @@ def test_routed_campaign_over_two_ssh_servers(server2: SecondServer, tmp_path: P
         # Provenance of server 2, checked before anything was built there.
         srv2 = cluster["servers"]["srv2"]
         assert srv2["version"] == __version__ and srv2["kernel"] and srv2["vxlan"]
+        assert srv2["provenance"]["git"] == m["git"] and srv2["provenance"]["versions"]
         assert abs(srv2["clock_offset_s"]) <= srv2["clock_error_s"]  # one clock here
         # Subscribers on server 2 got every sample (reliable), streamed back over ssh.
         summary = json.loads((run_dir / "tables" / "summary.json").read_text())

@@ -34,7 +34,9 @@ def test_a_valid_section_is_read(tmp_path: Path) -> None:
     ({"servers": ["localhost", "10.0.0.2", "10.0.0.2"]}, "listed twice"),
     ({"port": 0}, "port: expected an integer 1-65535"),
     ({"identity": "/nonexistent/key"}, "identity: expected the path of an existing file"),
-    ({"hosts": 3}, "unknown key(s) hosts; allowed: servers, identity, known_hosts, port"),
+    ({"hosts": 3}, "unknown key(s) hosts; allowed: servers, identity, known_hosts, port, place"),
+    ({"place": {"h2": 3}}, "place: expected a table {node = server number} with server "
+                           "numbers 1-2"),
 ])
 def test_a_bad_section_is_refused_naming_file_key_and_allowed(tmp_path: Path, over: dict,
                                                               words: str) -> None:
@@ -67,6 +69,17 @@ def test_placement_is_round_robin_and_tunnels_are_the_cross_server_links(tmp_pat
     where = cluster.placement(routed, _config(tmp_path))
     assert {where[r] for r in ("r1", "r2", "r3")} == {1, 2}
     assert ("r1", "r2") in cluster.tunnelled_links(routed, where)
+
+
+def test_explicit_placement_overrides_round_robin_and_is_checked(tmp_path: Path) -> None:
+    spec = topologies.resolve("lan", {"hosts": 4})
+    where = cluster.placement(spec, _config(tmp_path, place={"s1": 2, "h1": 2}))
+    assert where == {"s1": 2, "h1": 2, "h2": 2, "h3": 1, "h4": 2}
+    assert cluster.tunnelled_links(spec, where) == [("h3", "s1")]
+    with pytest.raises(TopologyParamError, match=r"unknown node\(s\) h9; allowed: s1, h1"):
+        cluster.placement(spec, _config(tmp_path, place={"h9": 1}))
+    with pytest.raises(TopologyParamError, match="leaves srv1 without a node"):
+        cluster.placement(spec, _config(tmp_path, place={n: 2 for n in where}))
 
 
 def test_ssh_commands_quote_the_remote_command_and_use_the_master(tmp_path: Path) -> None:
