@@ -8,8 +8,9 @@ joined to the machine's root namespace by a veth underlay.
                                                        sshd -D on :22, MaxSessions 64
 
 What it shares with the first server, unlike a real machine: the kernel (so one VXLAN
-implementation, one clock), the pid space and every file outside /run and /tmp (the
-mcastlab install, which a real cluster must have at the same path anyway). The controller
+implementation, one clock), the pid space and every file outside /run and /tmp, and the
+mcastlab install at its path even under /tmp (a real cluster must have it at the same path
+anyway). The controller
 reaches it only through ssh: nodes it hosts are made, driven and cleaned over ssh, with
 the server's own ledger.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mcastlab.ledger import Ledger
+from mcastlab.paths import REPO_ROOT
 from topologies.cluster import MCASTLAB, ClusterConfig
 
 SERVER_ADDR = "10.253.0.2"
@@ -44,13 +46,18 @@ PidFile none
 MaxSessions 64
 MaxStartups 100:30:200
 """
-# Runs as the server's first process, in its new namespaces; execs sshd (same pid).
+# Runs as the server's first process, in its new namespaces; execs sshd (same pid). The
+# mcastlab install stays visible at its path (a cluster needs it at the same path on every
+# server) even when it lives under /tmp or /run (a clone in /tmp, as CI may make): it is
+# bound aside before those are hidden and bound back at the same path after.
 SERVER_SCRIPT = r"""
 set -e
-dir=$1 addr=$2
+dir=$1 addr=$2 repo=$3
+mount --bind "$repo" "$dir/repo"
 mount -t tmpfs mcastlab-srv-run /run
 mkdir -m 0755 /run/sshd /run/mcastlab
 mount -t tmpfs mcastlab-srv-tmp /tmp
+if [ ! -d "$repo/.venv" ]; then mkdir -p "$repo" && mount --bind "$dir/repo" "$repo"; fi
 mount --bind "$dir/sshd_config" /etc/ssh/sshd_config
 ip link set lo up
 for _ in $(seq 200); do ip link show eth0 >/dev/null 2>&1 && break; sleep 0.05; done
@@ -92,6 +99,7 @@ class SecondServer:
             raise RuntimeError(f"10.253.0.0/{PREFIX} is in use on this machine: {taken}")
         self.ledger.record_dir(self.dir)
         self.dir.mkdir(mode=0o700)
+        (self.dir / "repo").mkdir()  # the install's mount point aside (SERVER_SCRIPT)
         for key in ("host_ed25519", "client_ed25519"):
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", key, "-f",
                             str(self.dir / key)], check=True)
@@ -103,7 +111,7 @@ class SecondServer:
         log = (self.dir / "server.log").open("wb")
         self.proc = self.ledger.spawn(
             ["unshare", "--net", "--mount", "--propagation", "private", "bash", "-c",
-             SERVER_SCRIPT, "server2", str(self.dir), SERVER_ADDR],
+             SERVER_SCRIPT, "server2", str(self.dir), SERVER_ADDR, str(REPO_ROOT)],
             "server2", "sshd", stdout=log, stderr=log, start_new_session=True)
         log.close()
         here = _netns_of(os.getpid())
