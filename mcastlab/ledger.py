@@ -242,8 +242,14 @@ class Ledger:
         return int(key.read_text())
 
     def release(self) -> None:
-        """Undo everything recorded, then delete the ledger file."""
-        undo(self.entries, self.tag, self.path.parent)
+        """Undo everything recorded, then delete the ledger file. What the file lists, not
+        only what this object wrote: on a cluster server, `mcastlab cluster-exec` processes
+        append their own entries to the session's ledger."""
+        try:
+            entries = read_ledger(self.path)
+        except OSError:
+            entries = self.entries
+        undo(entries, self.tag, self.path.parent)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 

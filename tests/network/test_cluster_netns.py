@@ -94,13 +94,23 @@ net = ctx.__enter__()
 cap = net.popen("h2", ["tcpdump", "-ni", "h2-eth0", "-w",
                        net.output_path("h2", __import__("pathlib").Path(sys.argv[1]) / "h2.pcap")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+# Not interruptible (exec'd by cluster-exec, as a long net.cmd line is): it ignores the
+# end of its ssh session, so it outlives the controller until `mcastlab clean`.
+net.ledger.spawn(net.node("h2").wrap(["sleep", "3600"], "sleep"), "h2", "ssh",
+                 stdin=subprocess.DEVNULL, start_new_session=True)
 print("READY", net.tag, flush=True)
 time.sleep(3600)
 """
 
 
+@pytest.mark.parametrize("killed", ["controller", "controller-and-session"])
 def test_clean_after_sigkill_leaves_nothing_on_either_server(server2: SecondServer,
-                                                             tmp_path: Path) -> None:
+                                                             tmp_path: Path,
+                                                             killed: str) -> None:
+    """SIGKILL of the controller: server 2's session sees its connection end and undoes
+    what its ledger lists. SIGKILL of that session too (a hung connection, an OOM kill):
+    what server 2 still runs waits for `mcastlab clean` on the controller, which finds it
+    through the two ledgers. Either way nothing is left on either server."""
     c = server2.config()
     cfg = {"servers": list(c.servers), "identity": c.identity, "known_hosts": c.known_hosts}
     runner = subprocess.Popen([sys.executable, "-c", RUNNER, str(tmp_path), str(REPO_ROOT),
@@ -111,31 +121,48 @@ def test_clean_after_sigkill_leaves_nothing_on_either_server(server2: SecondServ
         line = runner.stdout.readline().split() if runner.stdout else []
         assert line and line[0] == "READY", "runner did not build its network"
         tag = line[1]
+        remote_ledger = f"/run/mcastlab/{tag}.ledger"
         local = ledger.read_ledger(STATE_DIR / f"{tag}.ledger")
         deadline = time.monotonic() + 15  # tcpdump's ssh session may still be opening
         while True:
-            there = [json.loads(x) for x in
-                     server2.inside(["cat", f"/run/mcastlab/{tag}.ledger"]).splitlines()]
+            there = [json.loads(x) for x in server2.inside(["cat", remote_ledger]).splitlines()]
             remote_procs = [e for e in there if e["kind"] == "proc"]
-            if "tcpdump" in {e["what"] for e in remote_procs} or time.monotonic() > deadline:
+            if ({"tcpdump", "sleep"} <= {e["what"] for e in remote_procs}
+                    or time.monotonic() > deadline):
                 break
             time.sleep(0.1)
-        assert {"shell", "tcpdump"} <= {e["what"] for e in remote_procs}
+        assert {"shell", "tcpdump", "sleep"} <= {e["what"] for e in remote_procs}
         assert any(e["kind"] == "remote" for e in local)
+        session = next(e for e in there if e["kind"] == "owner")
+        sleeper = [e for e in remote_procs if e["what"] == "sleep"]
 
+        if killed == "controller-and-session":
+            assert ledger.signal_recorded(session["pid"], session["start"], signal.SIGKILL)
         runner.send_signal(signal.SIGKILL)
         runner.wait(timeout=10)
-        # Server 2 keeps running what it recorded until `mcastlab clean` here.
-        lasting = [e for e in remote_procs if e["what"] in ("shell", "tcpdump")]
-        assert all(ledger.proc_alive(e["pid"], e["start"]) for e in lasting)
+        if killed == "controller":
+            deadline = time.monotonic() + 15
+            while server2.inside(["ls", "/run/mcastlab"]).split() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert server2.inside(["ls", "/run/mcastlab"]).split() == []
+            alive = [e for e in remote_procs if ledger.proc_alive(e["pid"], e["start"])]
+            assert not alive, alive  # the session stopped even the sleep, which ignores EOF
+        else:
+            time.sleep(1)
+            # sleep ignores its session's end: it lives on, and so does the ledger
+            assert all(ledger.proc_alive(e["pid"], e["start"]) for e in sleeper)
+            assert f"{tag}.ledger" in server2.inside(["ls", "/run/mcastlab"]).split()
 
         res = subprocess.run([str(REPO_ROOT / ".venv/bin/mcastlab"), "clean"],
                              capture_output=True, text=True, check=False, cwd=REPO_ROOT)
         assert res.returncode == 0, res.stderr
         assert f"{tag}: cleaned server srv2" in res.stdout, res.stdout
+        if killed == "controller-and-session":
+            assert f"stopped sleep pid {sleeper[0]['pid']} on h2" in res.stdout, res.stdout
         assert f"{tag}: ledger removed" in res.stdout
         assert not (STATE_DIR / f"{tag}.ledger").exists() and not (STATE_DIR / tag).exists()
-        assert not any(ledger.proc_alive(e["pid"], e["start"]) for e in remote_procs)
+        alive = [e for e in remote_procs if ledger.proc_alive(e["pid"], e["start"])]
+        assert not alive, (alive, res.stdout)
         _nothing_left(server2, tag)
     finally:
         if runner.poll() is None:
