@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from experiments import agents as agents_mod
-from experiments import fidelity, matrix, provenance, results, samehost, sockstats, tables, udpstats
+from experiments import fidelity, matrix, results, samehost, sockstats, tables, udpstats
 from experiments.progress import Progress
 from experiments.resources import ResourceSampler
 from experiments.scenario import Scenario, validate
+from mcastlab import provenance
 
 # Time a run needs besides its execution time, used for the ETA only (build, discovery,
 # teardown); refined from the runs that finished.

@@ -171,21 +171,13 @@ class Holder:
             raise
 
     def _join_remote(self, host: str, groups: list[str]) -> Any:
-        import subprocess
         import sys
 
-        proc = self.net.popen(host, [sys.executable, "-c", JOINER, self.net.host_ip(host),
-                                     *groups], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        line = proc.stdout.readline() if proc.stdout else ""
-        if line.strip() != "joined":
-            raise RuntimeError(f"joining {', '.join(groups)} on {host} failed: {line.strip()}")
-        return proc
+        return self.net.popen_ready(host, [sys.executable, "-c", JOINER,
+                                           self.net.host_ip(host), *groups], "joined")
 
     def _leave_remote(self, host: str) -> None:
-        proc = self._procs.pop(host)
-        self.net.interrupt(proc)
-        proc.wait(timeout=15)
+        self.net.interrupt(self._procs.pop(host), wait=15)
 
     def _mreq(self, host: str, group: str) -> bytes:
         return socket.inet_aton(group) + socket.inet_aton(self.net.host_ip(host))

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcastlab.paths import REPO_ROOT
-from topologies.servers import TUNNEL_MTU, VXLAN_PORT, place, server_name
+from topologies.servers import describe_layout, place, server_name, tunnelled, vxlan_add
 from topologies.spec import Spec, TopologyParamError
 
 if TYPE_CHECKING:
@@ -163,12 +163,13 @@ def placement(spec: Spec, config: ClusterConfig) -> dict[str, int]:
 
 
 class Remote:
-    """One server other than the controller: the ssh commands that reach it."""
+    """One server other than the controller, for the testbed `tag`: the ssh commands that
+    reach it."""
 
-    def __init__(self, k: int, dest: str, config: ClusterConfig, control_dir: Path):
+    def __init__(self, k: int, dest: str, config: ClusterConfig, control_dir: Path, tag: str):
         m = _DEST.match(dest)
         assert m is not None  # validated by ClusterConfig
-        self.k, self.name = k, server_name(k)
+        self.k, self.name, self.tag = k, server_name(k), tag
         self.dest = dest if m["user"] else f"root@{dest}"
         self.host = m["host"]
         self.control = control_dir / f"{self.name}.ctl"
@@ -188,14 +189,15 @@ class Remote:
         return ["ssh", *self.options, *mux, *(["-tt"] if tty else ["-T"]), self.dest, "--",
                 " ".join(shlex.quote(a) for a in command)]
 
-    def exec_command(self, tag: str, node: str, what: str, argv: list[str],
-                     record_link: str | None = None, interruptible: bool = False) -> list[str]:
-        """The remote command that records itself in the server's ledger, then runs argv
+    def command(self, node: str, what: str, argv: list[str], record_link: str | None = None,
+                interruptible: bool = False, tty: bool = False) -> list[str]:
+        """The local argv running `argv` for `node` on this server, over the master
+        connection, recorded first in the server's ledger by ``mcastlab cluster-exec``
         (`interruptible`: as its child, sent SIGINT when the ssh client's stdin closes)."""
         extra = ["--record-link", record_link] if record_link else []
         extra += ["--interrupt-on-eof"] if interruptible else []
-        return [str(MCASTLAB), "cluster-exec", "--tag", tag, "--node", node, "--what", what,
-                *extra, "--", *argv]
+        return self.ssh([str(MCASTLAB), "cluster-exec", "--tag", self.tag, "--node", node,
+                         "--what", what, *extra, "--", *argv], tty=tty)
 
 
 @dataclass
@@ -245,13 +247,15 @@ class Cluster:
     remote node classes, VXLAN tunnels between servers. Plays the role
     :class:`topologies.servers.EmulatedServers` plays for emulated servers."""
 
+    MANIFEST_KEY = "cluster"
+
     def __init__(self, net: Network, config: ClusterConfig):
         self.net, self.config = net, config
         self.where = placement(net.spec, config)
         self.control_dir = net.private / "ssh"
-        self.remotes = {k: Remote(k, dest, config, self.control_dir)
+        self.remotes = {k: Remote(k, dest, config, self.control_dir, net.tag)
                         for k, dest in enumerate(config.servers, start=1) if dest != LOCAL}
-        links = tunnelled_links(net.spec, self.where)
+        links = tunnelled(net.spec, self.where)
         if len(links) > VNI_SPAN:
             raise TopologyParamError(f"{config.source}: [cluster] {len(links)} links cross "
                                      f"servers; at most {VNI_SPAN} are supported")
@@ -270,6 +274,9 @@ class Cluster:
 
     # --- sessions ---------------------------------------------------------------------------
     def start(self) -> None:
+        pass  # the servers are joined by their own network: nothing to start once nodes exist
+
+    def open(self) -> None:
         """Check every server, then open a session on each (before any node is made)."""
         if not self.net.private.exists():
             self.net.ledger.record_dir(self.net.private)  # ssh's control sockets live there
@@ -318,8 +325,8 @@ class Cluster:
                                      f"based ssh as root, a known host key, the same mcastlab "
                                      f"install at {REPO_ROOT}")
         info = json.loads(r.stdout)
-        from experiments.provenance import git_state
         from mcastlab import __version__
+        from mcastlab.provenance import git_state
 
         problems = []
         if info.get("version") != __version__ or info.get("repo") != str(REPO_ROOT):
@@ -350,8 +357,7 @@ class Cluster:
         best: tuple[float, float] | None = None
         for _ in range(tries):
             t0 = time.time()
-            r = subprocess.run(remote.ssh(remote.exec_command(self.net.tag, "-", "date",
-                                                              ["date", "+%s.%N"])),
+            r = subprocess.run(remote.command("-", "date", ["date", "+%s.%N"]),
                                capture_output=True, text=True, check=False, timeout=30)
             t1 = time.time()
             if r.returncode != 0:
@@ -381,8 +387,7 @@ class Cluster:
                 except OSError:
                     out[server_name(k)] = None
                 continue
-            r = subprocess.run(remote.ssh(remote.exec_command(self.net.tag, "-", "cat",
-                                                              ["cat", path])),
+            r = subprocess.run(remote.command("-", "cat", ["cat", path]),
                                capture_output=True, text=True, check=False, timeout=30)
             out[server_name(k)] = r.stdout if r.returncode == 0 else None
         return out
@@ -397,8 +402,7 @@ class Cluster:
         k = self.where[node]
         remote = self.remotes[k]
         there = self.staging_path(node, local)
-        argv = remote.ssh(remote.exec_command(self.net.tag, node, "cat",
-                                              ["sh", "-c", f"cat > {shlex.quote(there)}"]))
+        argv = remote.command(node, "cat", ["sh", "-c", f"cat > {shlex.quote(there)}"])
         r = subprocess.run(argv, input=local.read_bytes(), capture_output=True, check=False,
                            timeout=60)
         if r.returncode != 0:
@@ -417,7 +421,7 @@ class Cluster:
         # An empty archive when nothing was written (a sampler that never started).
         script = (f"cd {shlex.quote(self.staging[k])} && set -- {shlex.quote(prefix)}* && "
                   f"if [ -e \"$1\" ]; then tar -cf - \"$@\"; else tar -cf - -T /dev/null; fi")
-        argv = remote.ssh(remote.exec_command(self.net.tag, node, "tar", ["sh", "-c", script]))
+        argv = remote.command(node, "tar", ["sh", "-c", script])
         got: list[Path] = []
         with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
             assert proc.stdout is not None
@@ -452,16 +456,14 @@ class Cluster:
         for end, (node, intf, other) in enumerate(((a, ia, b), (b, ib, a))):
             here, there = self.where[node], self.where[other]
             tmp = f"{net.tag}x{vni - int(net.tag[1:], 36) * VNI_SPAN}{'ab'[end]}"
-            script = (f"ip link add {tmp} type vxlan id {vni} local {self.addresses[here]} "
-                      f"remote {self.addresses[there]} dstport {VXLAN_PORT} && "
-                      f"ip link set {tmp} netns {net.node(node).pid}")
+            script = (f"{vxlan_add(tmp, vni, self.addresses[here], self.addresses[there])}"
+                      f" && ip link set {tmp} netns {net.node(node).pid}")
             remote = self.remotes.get(here)
             if remote is None:
                 net.ledger.record_link(tmp)
                 argv = ["sh", "-c", script]
             else:
-                argv = remote.ssh(remote.exec_command(net.tag, node, "ip", ["sh", "-c", script],
-                                                      record_link=tmp))
+                argv = remote.command(node, "ip", ["sh", "-c", script], record_link=tmp)
             r = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
             net.log(f"== {server_name(here)}: tunnel {a}-{b} end {intf} (exit {r.returncode})"
                     f"\n{script}\n{(r.stdout + r.stderr).strip()}")
@@ -476,27 +478,13 @@ class Cluster:
     def describe(self) -> dict[str, Any]:
         """The manifest's record: servers, what was checked on each, placement, tunnels."""
         return {
-            "count": len(self.config.servers),
+            **describe_layout(len(self.config.servers), self.where, self.vni),
             "emulated": False,
             "servers": {server_name(k): {
                 "dest": dest, "address": self.addresses.get(k),
-                **({k2: v for k2, v in self.sessions[k].check.items()}
-                   if k in self.sessions else {})}
+                **(self.sessions[k].check if k in self.sessions else {})}
                 for k, dest in enumerate(self.config.servers, start=1)},
-            "placement": {server_name(k): [n for n, s in self.where.items() if s == k]
-                          for k in range(1, len(self.config.servers) + 1)},
-            "tunnels": [{"link": f"{a}-{b}", "vni": v, "kind": "vxlan", "port": VXLAN_PORT,
-                         "servers": [server_name(self.where[a]), server_name(self.where[b])]}
-                        for (a, b), v in self.vni.items()],
-            "mtu": TUNNEL_MTU,
         }
-
-
-def tunnelled_links(spec: Spec, where: dict[str, int]) -> list[tuple[str, str]]:
-    """Links (as built: (member, switch), router pairs) whose ends are on two servers."""
-    links = [(m, sw) for sw, members in spec.switches.items() for m in members]
-    links += list(spec.router_links)
-    return [(a, b) for a, b in links if where[a] != where[b]]
 
 
 def check_info() -> dict[str, Any]:
@@ -514,7 +502,7 @@ def check_info() -> dict[str, Any]:
     if r is not None and r.returncode == 0:
         m = re.search(r"^maxsessions (\d+)$", r.stdout, re.M)
         max_sessions = int(m.group(1)) if m else None
-    from experiments.provenance import provenance
+    from mcastlab.provenance import provenance
 
     have = capabilities.detect()
     return {"version": __version__, "repo": str(REPO_ROOT), "vxlan": have.get("vxlan", False),

@@ -116,6 +116,7 @@ class Network:
         self._nodes: dict[str, Any] = {}
         self._procs: list[subprocess.Popen] = []
         self._remote_procs: set[int] = set()  # local pids of ssh clients (see interrupt)
+        self._proc_names: dict[int, str] = {}  # pid -> "what on node", for messages
         self._ports: dict[str, list[tuple[str, str]]] = {}  # switch -> [(real port, peer)]
         self.daemons: dict[str, Any] = {}
         self._ovs: dict[str, Any] = {}
@@ -178,6 +179,7 @@ class Network:
                                  **kwargs)
         if remote:
             self._remote_procs.add(proc.pid)
+        self._proc_names[proc.pid] = f"{what} on {node}"
         self._procs.append(proc)
         return proc
 
@@ -200,9 +202,10 @@ class Network:
         siblings, e.g. a capture's ring files); nothing to do for a local node."""
         return self.servers.fetch(node, local) if self.is_remote(node) else []
 
-    def interrupt(self, proc: subprocess.Popen) -> None:
+    def interrupt(self, proc: subprocess.Popen, wait: float | None = None) -> None:
         """SIGINT to a process :meth:`popen` started, wherever its node is: on another
-        server, by closing its ssh client's stdin (cluster-exec relays it as SIGINT)."""
+        server, by closing its ssh client's stdin (cluster-exec relays it as SIGINT).
+        With `wait`, then wait that long for it to end; killed and RuntimeError if not."""
         if proc.pid in self._remote_procs:
             with contextlib.suppress(OSError):
                 if proc.stdin:
@@ -210,6 +213,31 @@ class Network:
             proc.stdin = None  # so that communicate() does not flush it
         elif proc.poll() is None:
             proc.send_signal(signal.SIGINT)
+        if wait is None:
+            return
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise RuntimeError(f"{self._proc_names.get(proc.pid, proc.pid)} did not stop "
+                               f"within {wait:g} s of SIGINT") from None
+
+    def popen_ready(self, node: str, argv: Sequence[str], ready: str,
+                    **kwargs: Any) -> subprocess.Popen:
+        """:meth:`popen` a helper that prints `ready` once it is (joined its groups, opened
+        its socket), with its output as text on a pipe; wait for that line. RuntimeError
+        naming `node` and what it said instead (it is killed then)."""
+        kwargs.setdefault("stderr", subprocess.STDOUT)
+        proc = self.popen(node, argv, stdout=subprocess.PIPE, text=True, **kwargs)
+        line = proc.stdout.readline() if proc.stdout else ""
+        if line.strip() != ready:
+            proc.kill()
+            out, err = proc.communicate()
+            said = (line + (out or "") + (err or "")).strip()[-300:]
+            raise RuntimeError(f"{' '.join(map(str, argv))[:80]} on {node} did not start: "
+                               f"{said or 'no output'}")
+        return proc
 
     def _plane_priority(self) -> tuple[str, ...]:
         """The command prefix for network daemons, decided once (see PLANE_REALTIME)."""
@@ -316,35 +344,20 @@ class Network:
     def start(self) -> None:
         spec = self.spec
         self.neighbours = self._neighbour_room()
-        if self.cluster_config is not None:
-            from topologies.cluster import Cluster
-
-            self.servers = Cluster(self, self.cluster_config)
-            self.servers.start()  # checks and sessions before any node exists
-        for name in [*spec.switches, *spec.routers, *spec.hosts]:
+        self.servers = self._servers()
+        if self.servers is not None:
+            self.servers.open()  # a cluster checks its servers, opens sessions: before nodes
+        extra = self.servers.nodes() if self.servers is not None else []
+        for name in [*spec.switches, *spec.routers, *spec.hosts, *extra]:
             opts: dict[str, Any] = {"inNamespace": True}
             if name in spec.routers:
-                # pimd's pid file and socket live in /var/run: give each router its own
-                # (on a router's own server when it is on another server of a cluster).
-                run_dir = self.workdir / f"run_{name}"
-                if self.cluster_config is not None and self.servers.remote_of(name):
-                    opts["privateDirs"] = [("/var/run", self.servers.staging_path(name,
-                                                                                  run_dir))]
-                else:
-                    run_dir.mkdir(parents=True, exist_ok=True)
-                    opts["privateDirs"] = [("/var/run", str(run_dir))]
+                # pimd's pid file and socket live in /var/run: give each router its own.
+                opts["privateDirs"] = [("/var/run", self._run_dir(name))]
             self.step = ("creating the node", name)
-            remote = self.servers.remote_of(name) if self.cluster_config is not None else None
+            remote = self.servers.remote_of(name) if self.servers is not None else None
             n = _gated_node(self.ledger, name, remote)(self.real_name(name), **opts)
             self._nodes[name] = n
-        if spec.placement:
-            from topologies.servers import EmulatedServers
-
-            self.servers = EmulatedServers(self)
-            for name in self.servers.nodes():
-                self.step = ("creating the node", name)
-                self._nodes[name] = _gated_node(self.ledger, name)(self.real_name(name),
-                                                                   inNamespace=True)
+        if self.servers is not None:
             self.servers.start()
         if spec.params.get("cpu"):
             from topologies.cpulimit import CpuLimits
@@ -358,6 +371,28 @@ class Network:
         for sw in spec.switches:
             self._start_switch(sw)
         self._start_daemons()
+
+    def _servers(self) -> Any:
+        """The servers the nodes are placed on: real ones of a [cluster]
+        (topologies.cluster.Cluster), emulated ones (topologies.servers.EmulatedServers),
+        or None for one machine."""
+        if self.cluster_config is not None:
+            from topologies.cluster import Cluster
+
+            return Cluster(self, self.cluster_config)
+        if self.spec.placement:
+            from topologies.servers import EmulatedServers
+
+            return EmulatedServers(self)
+        return None
+
+    def _run_dir(self, router: str) -> str:
+        """The directory that is `router`'s /var/run, on its own server."""
+        local = self.workdir / f"run_{router}"
+        if self.servers is not None and self.servers.remote_of(router) is not None:
+            return str(self.servers.staging_path(router, local))
+        local.mkdir(parents=True, exist_ok=True)
+        return str(local)
 
     def _neighbour_room(self) -> dict[str, Any]:
         """Make the machine-wide ARP table hold every entry this network can need.
@@ -634,8 +669,7 @@ class Network:
         if self.cpu is not None:
             d["cpu_limits"] = self.cpu.describe()
         if self.servers is not None:
-            d["cluster" if self.cluster_config is not None else "emulated_servers"] = (
-                self.servers.describe())
+            d[self.servers.MANIFEST_KEY] = self.servers.describe()
         return d
 
     def cpu_stat_files(self) -> dict[str, Path]:
@@ -657,8 +691,8 @@ class Network:
         for d in self.daemons.values():
             with contextlib.suppress(Exception):
                 d.save_logs()
-        if self.cluster_config is not None and self.servers is not None:
-            self.servers.close()  # each server stops what its ledger lists
+        if self.servers is not None:
+            self.servers.close()  # each server of a cluster stops what its ledger lists
         self.ledger.release()
         for proc in self._procs:
             with contextlib.suppress(Exception):
@@ -706,8 +740,7 @@ def _gated_node(ledger: Ledger, logical: str, remote: Any = None) -> Any:
                 return [*enter(self.pid), *argv]
             inside = ["nsenter", f"--target={self.pid}", "--net", "--mount", "--ipc",
                       "--wd=/", "--", *argv]
-            return self.remote.ssh(self.remote.exec_command(ledger.tag, logical, what, inside,
-                                                            interruptible=interruptible))
+            return self.remote.command(logical, what, inside, interruptible=interruptible)
 
         def _popen(self, cmd: list[str], **params: Any) -> subprocess.Popen:
             params.pop("close_fds", None)  # the gate passes its pipe: close_fds is forced on
@@ -716,8 +749,7 @@ def _gated_node(ledger: Ledger, logical: str, remote: Any = None) -> Any:
                 # execs in place, so the shell keeps the pid Mininet records.
                 cmd = [*cmd[:2], "unshare", "--ipc", *cmd[2:]]
             if self.remote is not None:
-                cmd = self.remote.ssh(self.remote.exec_command(ledger.tag, logical, "shell",
-                                                               cmd), tty=True)
+                cmd = self.remote.command(logical, "shell", cmd, tty=True)
                 return ledger.spawn(cmd, logical, "ssh", **params)
             return ledger.spawn(cmd, logical, "shell", **params)
 

@@ -281,13 +281,7 @@ class _RemoteReceiver:
                 "--port", str(PORT), "--iface", f"{host}-eth0", "--run-id", str(run_id),
                 "--primer-run-id", str(run_id + 1), *(["--join"] if member else [])]
         self.net, self.host, self.counts = net, host, None
-        self.proc = net.popen(host, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env)
-        line = self.proc.stdout.readline() if self.proc.stdout else ""
-        if line.strip() != "ready":
-            self.proc.kill()
-            _, err = self.proc.communicate()
-            raise RuntimeError(f"the receiver on {host} did not start: {(line + err).strip()}")
+        self.proc = net.popen_ready(host, argv, "ready", stderr=subprocess.PIPE, env=env)
         self._primed = primed
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
@@ -302,12 +296,7 @@ class _RemoteReceiver:
 
     def stop(self) -> dict[str, int]:
         """Interrupt it and return its counts."""
-        self.net.interrupt(self.proc)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            raise RuntimeError(f"the receiver on {self.host} did not stop within 30 s") from None
+        self.net.interrupt(self.proc, wait=30)
         self._thread.join(timeout=10)
         err = self.proc.stderr.read() if self.proc.stderr else ""
         if self.proc.returncode != 0 or self.counts is None:

@@ -94,10 +94,11 @@ def place(spec: Spec, servers: int | None = None) -> dict[str, int]:
     return out
 
 
-def tunnelled(spec: Spec) -> list[tuple[str, str]]:
+def tunnelled(spec: Spec, where: dict[str, int] | None = None) -> list[tuple[str, str]]:
     """The links (as built: (member, switch) and router pairs) whose ends are on two
-    servers, in build order; a link's VNI is its index here + 1."""
-    where = spec.placement
+    servers of the placement `where` (default: the emulated servers' spec.placement), in
+    build order: a tunnel's VNI follows from its index here."""
+    where = spec.placement if where is None else where
     if not where:
         return []
     links = [(m, sw) for sw, members in spec.switches.items() for m in members]
@@ -109,12 +110,36 @@ def underlay_ip(k: int) -> str:
     return f"{UNDERLAY_PREFIX}.{k}"
 
 
+def vxlan_add(name: str, vni: int, local: str, remote: str) -> str:
+    """The command making one end of a tunnel: a VXLAN device whose underlay socket lives
+    in the namespace it is made in (a server's), sending to the other end's server."""
+    return (f"ip link add {name} type vxlan id {vni} local {local} remote {remote} "
+            f"dstport {VXLAN_PORT}")
+
+
+def describe_layout(count: int, where: dict[str, int],
+                    vni: dict[tuple[str, str], int]) -> dict[str, Any]:
+    """The manifest's record shared by emulated and real servers: placement, tunnels and
+    their VNIs, the MTU every interface gets."""
+    return {
+        "count": count,
+        "placement": {server_name(k): [n for n, s in where.items() if s == k]
+                      for k in range(1, count + 1)},
+        "tunnels": [{"link": f"{a}-{b}", "vni": v, "kind": "vxlan", "port": VXLAN_PORT,
+                     "servers": [server_name(where[a]), server_name(where[b])]}
+                    for (a, b), v in vni.items()],
+        "mtu": TUNNEL_MTU,
+    }
+
+
 class EmulatedServers:
     """The server namespaces, their underlay and the tunnels of one :class:`Network`.
 
     Servers and the underlay bridge are nodes of the network like any other (gated shells
     recorded in the ledger), so teardown and `mcastlab clean` remove them — and with a
     server's namespace the kernel deletes every VXLAN device whose socket lived there."""
+
+    MANIFEST_KEY = "emulated_servers"
 
     def __init__(self, net: Network):
         self.net = net
@@ -124,6 +149,15 @@ class EmulatedServers:
     def nodes(self) -> list[str]:
         """The logical names of the nodes to create: the servers, then the underlay."""
         return [*(server_name(k) for k in range(1, self.count + 1)), UNDERLAY]
+
+    def remote_of(self, node: str) -> None:
+        return None  # every node's shell runs on this machine
+
+    def open(self) -> None:
+        pass  # nothing to reach before the nodes exist
+
+    def close(self) -> None:
+        pass  # the server namespaces are nodes: the ledger removes them
 
     def start(self) -> None:
         """Link each server to the underlay bridge and address it."""
@@ -153,8 +187,7 @@ class EmulatedServers:
         for node, intf, here, there in ((a, ia, where[a], where[b]),
                                         (b, ib, where[b], where[a])):
             net.sh(server_name(here), [
-                f"ip link add {intf} type vxlan id {vni} local {underlay_ip(here)} "
-                f"remote {underlay_ip(there)} dstport {VXLAN_PORT}",
+                vxlan_add(intf, vni, underlay_ip(here), underlay_ip(there)),
                 f"ip link set {intf} netns {net.node(node).pid}",
             ], f"creating the tunnel {a}-{b}")
 
@@ -172,15 +205,8 @@ class EmulatedServers:
 
     def describe(self) -> dict[str, Any]:
         """The manifest's record: placement, underlay addresses, tunnels and their VNIs."""
-        where = self.net.spec.placement
         return {
-            "count": self.count,
+            **describe_layout(self.count, self.net.spec.placement, self.vni),
             "emulated": "namespaces of one machine joined by a veth underlay",
             "underlay": {server_name(k): underlay_ip(k) for k in range(1, self.count + 1)},
-            "placement": {server_name(k): [n for n, s in where.items() if s == k]
-                          for k in range(1, self.count + 1)},
-            "tunnels": [{"link": f"{a}-{b}", "vni": v, "kind": "vxlan", "port": VXLAN_PORT,
-                         "servers": [server_name(where[a]), server_name(where[b])]}
-                        for (a, b), v in self.vni.items()],
-            "mtu": TUNNEL_MTU,
         }

@@ -10,7 +10,7 @@ import pytest
 
 import topologies
 from mcastlab import ledger
-from topologies import cluster
+from topologies import cluster, servers
 from topologies.spec import TopologyParamError
 
 
@@ -64,18 +64,18 @@ def test_placement_is_round_robin_and_tunnels_are_the_cross_server_links(tmp_pat
     spec = topologies.resolve("lan", {"hosts": 4})
     where = cluster.placement(spec, _config(tmp_path))
     assert where == {"s1": 1, "h1": 1, "h2": 2, "h3": 1, "h4": 2}
-    assert cluster.tunnelled_links(spec, where) == [("h2", "s1"), ("h4", "s1")]
+    assert servers.tunnelled(spec, where) == [("h2", "s1"), ("h4", "s1")]
     routed = topologies.resolve("routed", {"routers": 3})
     where = cluster.placement(routed, _config(tmp_path))
     assert {where[r] for r in ("r1", "r2", "r3")} == {1, 2}
-    assert ("r1", "r2") in cluster.tunnelled_links(routed, where)
+    assert ("r1", "r2") in servers.tunnelled(routed, where)
 
 
 def test_explicit_placement_overrides_round_robin_and_is_checked(tmp_path: Path) -> None:
     spec = topologies.resolve("lan", {"hosts": 4})
     where = cluster.placement(spec, _config(tmp_path, place={"s1": 2, "h1": 2}))
     assert where == {"s1": 2, "h1": 2, "h2": 2, "h3": 1, "h4": 2}
-    assert cluster.tunnelled_links(spec, where) == [("h3", "s1")]
+    assert servers.tunnelled(spec, where) == [("h3", "s1")]
     with pytest.raises(TopologyParamError, match=r"unknown node\(s\) h9; allowed: s1, h1"):
         cluster.placement(spec, _config(tmp_path, place={"h9": 1}))
     with pytest.raises(TopologyParamError, match="leaves srv1 without a node"):
@@ -84,8 +84,8 @@ def test_explicit_placement_overrides_round_robin_and_is_checked(tmp_path: Path)
 
 def test_ssh_commands_quote_the_remote_command_and_use_the_master(tmp_path: Path) -> None:
     c = _config(tmp_path, known_hosts=str(tmp_path / "id"))
-    remote = cluster.Remote(2, "10.0.0.2", c, tmp_path)
-    argv = remote.ssh(remote.exec_command("mabc", "h2", "sh", ["sh", "-c", "echo 'a b'; x"]))
+    remote = cluster.Remote(2, "10.0.0.2", c, tmp_path, "mabc")
+    argv = remote.command("h2", "sh", ["sh", "-c", "echo 'a b'; x"])
     assert argv[0] == "ssh" and "root@10.0.0.2" in argv and "BatchMode=yes" in argv
     assert argv[argv.index("-S") + 1] == str(tmp_path / "srv2.ctl")
     assert "ControlMaster=no" in argv and "-T" in argv
