@@ -277,7 +277,11 @@ class Cluster:
         pass  # the servers are joined by their own network: nothing to start once nodes exist
 
     def open(self) -> None:
-        """Check every server, then open a session on each (before any node is made)."""
+        """Check every server, then open a session on each (before any node is made); each
+        session raises its server's neighbour table limits for the network, as
+        Network does here."""
+        from topologies.net import neighbour_need
+
         if not self.net.private.exists():
             self.net.ledger.record_dir(self.net.private)  # ssh's control sockets live there
         self.control_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -292,19 +296,22 @@ class Cluster:
             check = self.preflight(remote, need[k])
             self.net.step = ("opening the session", remote.name)
             proc = self.net.ledger.spawn(
-                remote.ssh([str(MCASTLAB), "cluster-session", "--tag", self.net.tag],
-                           master=True),
+                remote.ssh([str(MCASTLAB), "cluster-session", "--tag", self.net.tag,
+                            "--neighbours", str(neighbour_need(self.net.spec))], master=True),
                 remote.name, "ssh", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, text=True)
             session = Session(remote, proc, check)
             self.sessions[k] = session
             line = proc.stdout.readline() if proc.stdout else ""
-            if not line.startswith("ready") or len(line.split()) != 3:
+            # "ready <ledger> <staging directory> <its neighbour table record, JSON>"
+            words = line.split(maxsplit=3)
+            if len(words) != 4 or words[0] != "ready":
                 err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
                 raise TopologyParamError(f"[cluster] server {remote.dest}: the session did "
                                          f"not start: {(line + err).strip() or 'no answer'}")
             self.addresses[k] = remote.host
-            self.staging[k] = line.split()[2]
+            self.staging[k] = words[2]
+            session.check["neighbour_table"] = json.loads(words[3])
             session.check.update(self.clock(remote))
         first_remote = next(iter(self.remotes.values()))
         self.addresses[1] = (local_address_towards(first_remote.host)

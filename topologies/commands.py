@@ -42,6 +42,9 @@ def register(subparsers: Any) -> None:
     s = subparsers.add_parser("cluster-session", help="(cluster, run over ssh) own this "
                               "server's ledger until stdin closes")
     s.add_argument("--tag", required=True)
+    s.add_argument("--neighbours", type=int, default=0,
+                   help="ARP entries the network may need: this server's neighbour table "
+                        "limits are raised for them (restored when the session ends)")
     s.set_defaults(func=cmd_cluster_session)
     x = subparsers.add_parser("cluster-exec", help="(cluster, run over ssh) record this "
                               "process in the server's ledger, then exec the command")
@@ -190,7 +193,11 @@ def cmd_cluster_session(args: argparse.Namespace) -> int:
         # Where the nodes here write files the controller fetches back (captures, samplers).
         staging = Path(tempfile.mkdtemp(prefix=f"mcastlab-{args.tag}-", dir="/var/tmp"))
         led.record_dir(staging)
-        print(f"ready {led.path} {staging}", flush=True)
+        from topologies.net import neighbour_room
+
+        room = neighbour_room(led, args.neighbours)
+        print(f"ready {led.path} {staging} {json.dumps(room, separators=(',', ':'))}",
+              flush=True)
         while sys.stdin.readline():
             pass
     except OSError:

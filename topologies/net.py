@@ -326,18 +326,31 @@ class Network:
             timeout: float = 30) -> subprocess.CompletedProcess:
         """Run `argv` to completion inside `node`; a timeout gives returncode -9, no raise.
 
-        Recorded like :meth:`popen`: a SIGKILL of the runner must not leave it running."""
+        Recorded like :meth:`popen`: a SIGKILL of the runner must not leave it running.
+        On another server of a cluster a timeout reaches the command there too (through
+        its ssh client's stdin, as :meth:`interrupt`), not only the local ssh client."""
         n = self.node(node)
         what = Path(argv[0]).name
-        proc = self.ledger.spawn(n.wrap(argv, what), node, what,
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
+        remote = self.is_remote(node)
+        # A remote command's stdin: a pipe held open here, never written, so that it ends
+        # only when its ssh client does (cluster-exec then sends it SIGINT).
+        hold_r, hold_w = os.pipe() if remote else (None, None)
+        try:
+            proc = self.ledger.spawn(n.wrap(argv, what, interruptible=remote), node, what,
+                                     stdin=hold_r if remote else subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        finally:
+            if hold_r is not None:
+                os.close(hold_r)
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
             return subprocess.CompletedProcess(list(argv), -9, "", f"timed out after {timeout} s")
+        finally:
+            if hold_w is not None:
+                os.close(hold_w)
         return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
     # --- build ------------------------------------------------------------------------
@@ -404,18 +417,11 @@ class Network:
         manifest's record (before/after values), also written to the build log.
         """
         self.step = ("making room in the neighbour (ARP) table", "-")
-        need = neighbour_need(self.spec)
-        before = {k: int((NEIGH_SYSCTL / k).read_text()) for k in ("gc_thresh2", "gc_thresh3")}
-        in_use = neighbour_entries()
-        target = in_use + need + NEIGH_MARGIN
-        after = {k: self.ledger.raise_sysctl(NEIGH_SYSCTL / k, target)
-                 for k in ("gc_thresh3", "gc_thresh2")}  # thresh3 first: thresh2 <= thresh3
-        record = {"needed": need, "in_use_before": in_use, "before": before, "after": after,
-                  "scope": "machine-wide (net.ipv4.neigh.default), raised only, "
-                           "restored at teardown"}
-        if after != before:
-            self.log(f"== neighbour table: this network may need {need} ARP entries, "
-                     f"{in_use} in use: raised {before} to {after}")
+        record = neighbour_room(self.ledger, neighbour_need(self.spec))
+        if record["after"] != record["before"]:
+            self.log(f"== neighbour table: this network may need {record['needed']} ARP "
+                     f"entries, {record['in_use_before']} in use: raised {record['before']} "
+                     f"to {record['after']}")
         return record
 
     def _link(self, a: str, b: str, ia: str, ib: str) -> None:
@@ -796,6 +802,25 @@ def neighbour_need(spec: Spec) -> int:
     """
     per_segment = sum(len(m) * (len(m) - 1) for m in spec.switches.values())
     return per_segment + 2 * len(spec.router_links)
+
+
+def neighbour_room(ledger: Ledger, need: int) -> dict[str, Any]:
+    """Raise this machine's neighbour table limits to the entries in use + `need` +
+    NEIGH_MARGIN through `ledger` (which restores them); the manifest's record. Also run
+    by each other server of a cluster for its own table (mcastlab cluster-session).
+    Where the limits are not visible (a network namespace other than the machine's first:
+    the table is the machine's, raised from there), says so and changes nothing."""
+    if not (NEIGH_SYSCTL / "gc_thresh3").exists():
+        return {"needed": need, "unchanged": f"{NEIGH_SYSCTL} is not visible in this "
+                                             f"network namespace"}
+    before = {k: int((NEIGH_SYSCTL / k).read_text()) for k in ("gc_thresh2", "gc_thresh3")}
+    in_use = neighbour_entries()
+    target = in_use + need + NEIGH_MARGIN
+    after = {k: ledger.raise_sysctl(NEIGH_SYSCTL / k, target)
+             for k in ("gc_thresh3", "gc_thresh2")}  # thresh3 first: thresh2 <= thresh3
+    return {"needed": need, "in_use_before": in_use, "before": before, "after": after,
+            "scope": "machine-wide (net.ipv4.neigh.default), raised only, "
+                     "restored at teardown"}
 
 
 def neighbour_entries() -> int:

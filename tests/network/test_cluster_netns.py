@@ -30,6 +30,7 @@ from mcastlab import ledger
 from mcastlab.paths import REPO_ROOT, STATE_DIR
 from tests.network.second_server import SecondServer
 from topologies import probe
+from topologies.net import neighbour_need
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
 
@@ -66,12 +67,30 @@ def test_snooped_lan_across_two_ssh_servers(server2: SecondServer, workdir: Path
         r = probe.probe(net, "h1", ["h2", "h3"], count=COUNT, rate=1000, prime=5)
         described = net.describe()["cluster"]
         h2_link = net.cmd("h2", "ip -d -o link show h2-eth0")
+        # A command on server 2 that outlasts its timeout is stopped there, not only its
+        # ssh client here (which left the ssh master holding the output pipes: run()
+        # returned only when the command ended by itself).
+        t0 = time.monotonic()
+        timed_out = net.run("h2", ["sleep", "120"], timeout=1)
+        assert time.monotonic() - t0 < 20, "run() waited for the remote command to end"
+        sleeps = [json.loads(x) for x in server2.inside(["cat", f"/run/mcastlab/{tag}.ledger"])
+                  .splitlines() if '"sleep"' in x]
+        deadline = time.monotonic() + 5
+        while (any(ledger.proc_alive(e["pid"], e["start"]) for e in sleeps)
+               and time.monotonic() < deadline):
+            time.sleep(0.1)
+        assert timed_out.returncode == -9 and sleeps
+        assert not any(ledger.proc_alive(e["pid"], e["start"]) for e in sleeps), sleeps
     # h2 and h4 live on server 2: their shells were recorded in its ledger, as "shell"
     recorded = [json.loads(line) for line in remote_ledger.splitlines()]
     shells = {e["node"] for e in recorded if e.get("what") == "shell"}
     assert shells == {"h2", "h4"}, recorded
     assert described["placement"] == {"srv1": ["s1", "h1", "h3"], "srv2": ["h2", "h4"]}
     assert described["servers"]["srv2"]["max_sessions"] == 64
+    # server 2's session saw the network's need (its table is this machine's: not visible
+    # from its namespace, so unchanged there and said so)
+    room = described["servers"]["srv2"]["neighbour_table"]
+    assert room["needed"] == neighbour_need(spec) and "not visible" in room["unchanged"], room
     assert "vxlan id" in h2_link and "mtu 1450" in h2_link
     hosts = r["hosts"]
     assert hosts["h2"]["received"] >= 0.99 * COUNT, hosts  # across the tunnel, over ssh
