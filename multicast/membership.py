@@ -174,7 +174,8 @@ class Holder:
         import sys
 
         return self.net.popen_ready(host, [sys.executable, "-c", JOINER,
-                                           self.net.host_ip(host), *groups], "joined")
+                                           self.net.host_ip(host), *groups], "joined",
+                                    f"joining {', '.join(groups)}")
 
     def _leave_remote(self, host: str) -> None:
         self.net.interrupt(self._procs.pop(host), wait=15)

@@ -223,11 +223,11 @@ class Network:
             raise RuntimeError(f"{self._proc_names.get(proc.pid, proc.pid)} did not stop "
                                f"within {wait:g} s of SIGINT") from None
 
-    def popen_ready(self, node: str, argv: Sequence[str], ready: str,
+    def popen_ready(self, node: str, argv: Sequence[str], ready: str, doing: str,
                     **kwargs: Any) -> subprocess.Popen:
         """:meth:`popen` a helper that prints `ready` once it is (joined its groups, opened
         its socket), with its output as text on a pipe; wait for that line. RuntimeError
-        naming `node` and what it said instead (it is killed then)."""
+        naming what it was `doing`, `node` and what it said instead (it is killed then)."""
         kwargs.setdefault("stderr", subprocess.STDOUT)
         proc = self.popen(node, argv, stdout=subprocess.PIPE, text=True, **kwargs)
         line = proc.stdout.readline() if proc.stdout else ""
@@ -235,8 +235,7 @@ class Network:
             proc.kill()
             out, err = proc.communicate()
             said = (line + (out or "") + (err or "")).strip()[-300:]
-            raise RuntimeError(f"{' '.join(map(str, argv))[:80]} on {node} did not start: "
-                               f"{said or 'no output'}")
+            raise RuntimeError(f"{doing} on {node} failed: {said or 'no output'}")
         return proc
 
     def _plane_priority(self) -> tuple[str, ...]:

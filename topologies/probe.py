@@ -281,7 +281,8 @@ class _RemoteReceiver:
                 "--port", str(PORT), "--iface", f"{host}-eth0", "--run-id", str(run_id),
                 "--primer-run-id", str(run_id + 1), *(["--join"] if member else [])]
         self.net, self.host, self.counts = net, host, None
-        self.proc = net.popen_ready(host, argv, "ready", stderr=subprocess.PIPE, env=env)
+        self.proc = net.popen_ready(host, argv, "ready", "starting the probe receiver",
+                                     stderr=subprocess.PIPE, env=env)
         self._primed = primed
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()

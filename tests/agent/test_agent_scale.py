@@ -26,17 +26,13 @@ from agentkinds import AgentKind
 from agentrun import describe, run_agents
 from netlab import NetLab
 
+from experiments.fidelity import read_psi_total_us
+
 pytestmark = [pytest.mark.netns, pytest.mark.slow]
 
 N = 75
 EXEC_S = 30
 LIMIT_S = 90
-
-
-def _cpu_pressure() -> float:
-    """CPU pressure now ('some avg10': % of the last 10 s some task waited for a CPU)."""
-    line = Path("/proc/pressure/cpu").read_text().splitlines()[0]
-    return float(line.split()[1].split("=")[1])
 
 
 def _cpu_steal() -> tuple[int, int]:
@@ -68,8 +64,7 @@ def test_75_publishers_75_subscribers(lab4: NetLab, agent: str, agent_kind: Agen
     stop, peak = threading.Event(), [0]
     sampler = threading.Thread(target=_sample_rss, args=(stop, peak, agent_kind.process_prefix),
                                daemon=True)
-    pressure = _cpu_pressure()  # printed: a machine still busy with the last test shows here
-    steal0 = _cpu_steal()
+    psi0, steal0 = read_psi_total_us(), _cpu_steal()
     sampler.start()
     t0 = time.monotonic()
     try:
@@ -79,8 +74,10 @@ def test_75_publishers_75_subscribers(lab4: NetLab, agent: str, agent_kind: Agen
         stop.set()
         sampler.join()
     wall = time.monotonic() - t0
-    steal1 = _cpu_steal()
+    psi1, steal1 = read_psi_total_us(), _cpu_steal()
     steal = (steal1[0] - steal0[0]) / max(1, steal1[1] - steal0[1])
+    pressure = ("n/a" if psi0 is None or psi1 is None
+                else f"{(psi1 - psi0) / (wall * 1e6):.0%}")
     disc = [float(m.group(1)) for r in res
             if (m := re.search(r"discovery complete: .* after ([\d.]+) s", r.stderr))]
     last = max(r.elapsed for r in res)
@@ -90,7 +87,7 @@ def test_75_publishers_75_subscribers(lab4: NetLab, agent: str, agent_kind: Agen
               f"discovery s median {statistics.median(disc) if disc else float('nan'):.1f} "
               f"max {max(disc) if disc else float('nan'):.1f}; last exit at {last:.1f} s; "
               f"peak total RSS {peak[0] / 2**20:.0f} MiB; harness wall {wall:.0f} s; "
-              f"CPU pressure at start {pressure:.1f}%; "
+              f"CPU pressure (some task waiting) {pressure}; "
               f"CPU steal {steal:.1%}")
     bad = [r for r in res if r.rc != 0]
     assert not bad, f"{len(bad)} processes failed:\n{describe(bad[:15])}"
