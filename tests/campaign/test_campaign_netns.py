@@ -2,8 +2,8 @@
 
 Each test runs ``mcastlab run`` as a separate process, like a user, into a private
 results directory; networks are built by topologies/ with a per-testbed tag and torn down
-by the runner. SIGKILL, `mcastlab clean` and resume (acceptance 2's other half) are in
-test_kill_anywhere_netns.py, at each phase of a run and at random moments.
+by the runner (or, after SIGKILL, from the killed runner's own ledger). SIGKILL at each
+phase of a run and at random moments is in test_kill_anywhere_netns.py.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import pytest
 
 from experiments import results
 from mcastlab import ledger, paths
+from tests.killcheck import assert_nothing_left, mcastlab_clean, process_tree, runner_ledgers
 
 pytestmark = pytest.mark.netns
 
@@ -209,6 +210,33 @@ def test_sigint_then_resume(tmp_path: Path) -> None:
     man = json.loads((root / current / "manifest.json").read_text())
     assert man["status"] == "incomplete" and man["reason"] == "interrupted"
     kept = {r: _fingerprint(root / r) for r, s in st.items() if s == "complete"}
+    assert kept
+    _resume_and_check(root, kept)
+
+
+def test_sigkill_clean_then_resume(tmp_path: Path) -> None:
+    """Acceptance 2 (SIGKILL + clean): the ledger undoes the network, resume finishes."""
+    _need_native_agent()
+    root = tmp_path / "smoke"
+    proc, current = _start_and_wait_mid_run(root)
+    tree = process_tree(proc.pid)
+    proc.kill()
+    proc.wait(timeout=30)
+    books = runner_ledgers(proc.pid)
+    assert books, "a killed runner's testbed must still be listed in its ledger"
+    procs = [e for entries in books.values() for e in entries if e["kind"] == "proc"]
+    cfg = next(r["config"] for r in results.read_json(root / "campaign.json")["runs"]
+               if r["id"] == current)
+    agents = sum(e["what"] == "perftest_cyclone" for e in procs)
+    assert agents == cfg["publishers"] + cfg["subscribers"], procs  # every agent recorded
+    assert all(not ledger.owner_alive(entries) for entries in books.values())
+    # `mcastlab clean` as a user runs it (it skips the ledgers of live owners: testbeds of
+    # concurrent tests stay); then the ledgers, all they list and the runner's processes
+    # are gone
+    mcastlab_clean()
+    assert_nothing_left(books, tree)
+    assert _status(root)[current] == "incomplete"
+    kept = {r: _fingerprint(root / r) for r, s in _status(root).items() if s == "complete"}
     assert kept
     _resume_and_check(root, kept)
 
