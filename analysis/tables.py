@@ -167,15 +167,23 @@ def all_tables(analysis: Analysis) -> dict[str, pd.DataFrame]:
         "comparisons": comparisons_table(analysis),
         "wire": wire_table(analysis),
     }
-    if len(analysis.agents) > 1:  # [matrix] agents: the implementations side by side
+    from analysis import ablation, views
+
+    design = views.Design.of(analysis.campaign.runs)
+    modes_compared = any(p.complete for p in analysis.pairs)
+    if len(analysis.agents) > 1 and modes_compared:
+        # [matrix] agents: the implementations' verdicts about the modes side by side
         out["implementations"] = implementation_table(analysis)
         out["implementation_agreement"] = implementation_agreement_table(analysis)
-    from analysis import ablation
-
-    cells = ablation.ablations(analysis)
-    if cells:  # factors switched one at a time (or factorially): the ablation table
+    cells = ablation.ablations(analysis) if modes_compared else []
+    # An ablation asks which factor changes multicast's penalty: only where the modes are
+    # compared on both sides. Against message size, an implementation switch alone is
+    # what the implementations side by side already test (the same interaction test).
+    if (any(ablation.NOT_COMPARED not in c.outcomes for c in cells)
+            and not (design.by_size and {c.factor for c in cells} == {"implementation"})):
         out["ablation"] = ablation.table(cells)
         out["ablation_paragraphs"] = pd.DataFrame({"paragraph": ablation.paragraphs(cells)})
+    out.update(views.view_tables(analysis))
     return out
 
 
@@ -252,6 +260,17 @@ LATEX_LAYOUT = {
                  "the modes on both sides, what switching does to multicast's penalty, and the "
                  "interaction test (multicast/unicast ratio switched vs baseline, %, Holm)."),
 }
+
+
+for _name, _what in (("implementation", "the implementations"),
+                     ("placement", "the placements"), ("reliability", "the reliability levels")):
+    LATEX_LAYOUT[f"{_name}_verdicts"] = (
+        None, None, f"Verdicts about {_what} per matrix point: the second level's change of "
+        "the run values against the first, % with its 95% t interval (runs as the unit, "
+        "Welch, TOST, Holm over the table).")
+LATEX_LAYOUT["mode_verdicts_by_size"] = (
+    None, None, "Verdicts about the modes per message size: multicast's change against "
+    "unicast, % with its 95% t interval (runs as the unit, Holm over the campaign).")
 
 
 def write_tables(tables: dict[str, pd.DataFrame], out_dir: Path) -> list[Path]:

@@ -373,13 +373,8 @@ def verdict_table(analysis: Analysis) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _short_verdict(pair: Pair | None, metric: str) -> str:
-    """'multicast better (−40% [−52, −25])', 'testbed-bound', 'undecided (+3%)' or 'no runs'."""
-    if pair is None:
-        return "no runs"
-    verdict = pair.verdicts.get(metric)
-    if verdict is None:
-        return "not compared"
+def short_verdict(verdict: modes.ModeVerdict) -> str:
+    """'multicast better (−40% [−52, −25])', 'testbed-bound' or 'undecided (+3%)'."""
     if verdict.outcome == modes.TESTBED_BOUND:
         return verdict.outcome
     est, lo, hi = verdict.change
@@ -388,6 +383,14 @@ def _short_verdict(pair: Pair | None, metric: str) -> str:
     if math.isfinite(lo):
         return f"{verdict.outcome} ({est:+.0f}% [{lo:+.0f}, {hi:+.0f}])"
     return f"{verdict.outcome} ({est:+.0f}%)"
+
+
+def _short_verdict(pair: Pair | None, metric: str) -> str:
+    """:func:`short_verdict` of a pair's metric, 'not compared' or 'no runs'."""
+    if pair is None:
+        return "no runs"
+    verdict = pair.verdicts.get(metric)
+    return "not compared" if verdict is None else short_verdict(verdict)
 
 
 def implementation_table(analysis: Analysis) -> pd.DataFrame:
