@@ -248,12 +248,12 @@ def group_sections(analysis: Analysis, tables: dict[str, pd.DataFrame]) -> list[
     md: list[str] = []
     for group in analysis.groups:
         sfx = "" if len(analysis.groups) == 1 else f"-{group}"
-        sel = verdicts[verdicts["group"] == group]
         pairs = analysis.pairs_of(group)
         compared = any(p.complete for p in pairs)
         has = {metric: any(p.curve(metric, m) is not None for p in pairs for m in MODES)
                for metric in ("latency", "throughput")}
         if compared:
+            sel = verdicts[verdicts["group"] == group]
             md += [
                 f"## {group}: verdicts\n",
                 "Each cell: the verdict about the modes and the run-level test behind it "
@@ -401,11 +401,12 @@ def _paper_inputs(analysis: Analysis, tables: dict, tab_dir: Path) -> list[Path]
     }
     macro_path = tab_dir / "campaign.tex"
     macro_path.write_text("".join(f"\\newcommand{{\\{k}}}{{{v}}}\n" for k, v in macros.items()))
-    sentences = tables["verdicts"]["explanation"].tolist()
+    sentences = tables["verdicts"].get("explanation", pd.Series(dtype=str)).tolist()
     sent_path = tab_dir / "sentences.tex"
-    sent_path.write_text("\\begin{itemize}\n"
-                         + "".join(f"\\item {latex_escape(s)}\n" for s in sentences)
-                         + "\\end{itemize}\n")
+    sent_path.write_text(("\\begin{itemize}\n"
+                          + "".join(f"\\item {latex_escape(s)}\n" for s in sentences)
+                          + "\\end{itemize}\n") if sentences
+                         else "% no verdict about the modes: one mode only\n")
     out = [macro_path, sent_path]
     agree = tables.get("implementation_agreement")
     if agree is not None and not agree.empty:  # [matrix] agents: one sentence per cell

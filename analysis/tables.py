@@ -171,6 +171,9 @@ def all_tables(analysis: Analysis) -> dict[str, pd.DataFrame]:
 
     design = views.Design.of(analysis.campaign.runs)
     modes_compared = any(p.complete for p in analysis.pairs)
+    if not modes_compared:  # one mode only: no verdict about the modes anywhere
+        for name in ("verdicts", "mode_verdicts", "comparisons"):
+            out[name] = pd.DataFrame()
     if len(analysis.agents) > 1 and modes_compared:
         # [matrix] agents: the implementations' verdicts about the modes side by side
         out["implementations"] = implementation_table(analysis)

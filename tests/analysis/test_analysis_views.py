@@ -80,6 +80,10 @@ def test_rtt_report_has_its_views_and_no_inapplicable_section(rtt_report: Path) 
             "wire metrics", "Verdicts about the modes")
     assert not list((rtt_report / "figures").glob("ecdf_*"))
     assert not (rtt_report / "tables" / "ablation.csv").exists()
+    # the paper's inputs too: no mode verdict table or sentence of a one-mode campaign
+    for path in (rtt_report / "tables").glob("*.tex"):
+        assert "not compared" not in path.read_text(), path.name
+    assert r"\item" not in (rtt_report / "tables" / "sentences.tex").read_text()
 
 
 def test_stress_test_modes_and_implementations_by_size(tmp_path: Path) -> None:

@@ -309,6 +309,7 @@ def test_parse_shipped_quick_overrides() -> None:
     assert sc.matrix.agents == ["native", "fastdds"] and sc.matrix.repetitions == 2
     assert sc.matrix.execution_time == 4  # ends the stress test; the RTT test at 500 or 4 s
     assert sc.matrix.iterations("latency") == 500
+    assert sc.matrix.latency_count == [20]  # pings even in 4 s at 128 KB (1000: none)
     assert sc.timing.run_timeout == 120
     assert os.fspath(paths.EXPERIMENTS_DIR).endswith("experiments")
 
