@@ -364,6 +364,7 @@ def summary_dict(analysis: Analysis) -> dict:
     with its agent and fidelity, and with several implementations the agreement cells."""
     from analysis import ablation
     from analysis.compare import implementations
+    from analysis.tables import ablation_cells
     from analysis.verdicts import fidelity_cell
 
     def num(v: float) -> float | None:
@@ -380,7 +381,7 @@ def summary_dict(analysis: Analysis) -> dict:
                 "p_equivalence_holm": num(v.p_equivalence_adj),
                 "testbed_reasons": v.testbed_reasons})
     cells = implementations(analysis)
-    abl = ablation.ablations(analysis)
+    abl = ablation_cells(analysis)
     return {"campaign": analysis.campaign.name, "agents": analysis.agents,
             "runs": len(analysis.campaign.runs), "verdicts": verdicts,
             "implementations": [c.as_dict() for c in cells],

@@ -169,7 +169,6 @@ def all_tables(analysis: Analysis) -> dict[str, pd.DataFrame]:
     }
     from analysis import ablation, views
 
-    design = views.Design.of(analysis.campaign.runs)
     modes_compared = any(p.complete for p in analysis.pairs)
     if not modes_compared:  # one mode only: no verdict about the modes anywhere
         for name in ("verdicts", "mode_verdicts", "comparisons"):
@@ -178,16 +177,30 @@ def all_tables(analysis: Analysis) -> dict[str, pd.DataFrame]:
         # [matrix] agents: the implementations' verdicts about the modes side by side
         out["implementations"] = implementation_table(analysis)
         out["implementation_agreement"] = implementation_agreement_table(analysis)
-    cells = ablation.ablations(analysis) if modes_compared else []
-    # An ablation asks which factor changes multicast's penalty: only where the modes are
-    # compared on both sides. Against message size, an implementation switch alone is
-    # what the implementations side by side already test (the same interaction test).
-    if (any(ablation.NOT_COMPARED not in c.outcomes for c in cells)
-            and not (design.by_size and {c.factor for c in cells} == {"implementation"})):
+    cells = ablation_cells(analysis)
+    if cells:
         out["ablation"] = ablation.table(cells)
         out["ablation_paragraphs"] = pd.DataFrame({"paragraph": ablation.paragraphs(cells)})
     out.update(views.view_tables(analysis))
     return out
+
+
+def ablation_cells(analysis: Analysis) -> list:
+    """The ablation's cells where it applies: it asks which factor changes multicast's
+    penalty, so only where the modes are compared on both sides of some switch. Against
+    message size an implementation switch alone is what the implementations side by side
+    already test (the same interaction test): no ablation then."""
+    from analysis import ablation, views
+
+    if not any(p.complete for p in analysis.pairs):
+        return []
+    cells = ablation.ablations(analysis)
+    if not any(ablation.NOT_COMPARED not in c.outcomes for c in cells):
+        return []
+    if (views.Design.of(analysis.campaign.runs).by_size
+            and {c.factor for c in cells} == {"implementation"}):
+        return []
+    return cells
 
 
 # ---- writers -------------------------------------------------------------------------
