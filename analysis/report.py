@@ -325,7 +325,7 @@ def implementations_section(analysis: Analysis, tables: dict[str, pd.DataFrame])
         "the run medians against it, Welch–Satterthwaite t on the log run medians of the four "
         "groups of runs, Holm-adjusted over the table.\n",
         "Summary: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".\n",
-        to_markdown(side),
+        to_markdown(side.fillna("not measured by this test")),
         "\n" + "\n".join(f"- {s}" for s in agree["sentence"]) + "\n",
     ]
 

@@ -494,11 +494,13 @@ def mode_table(analysis: Analysis, table: pd.DataFrame) -> pd.DataFrame:
                "runs per mode": f"{cell.runs[0]}/{cell.runs[1]}"}
         rtt = point.get("test") == "latency"
         ids = [r for rs in pair.runs.values() for r in rs]
+        name = "RTT" if rtt else "one-way latency"
         if rtt or all(n_pings.get(r, 0) >= MIN_PINGS for r in ids):
-            name = "RTT" if rtt else "one-way latency"
             row[f"{name} median"] = short_verdict(pair.verdicts.get("latency"))
             row[f"{name} p99"] = (short_verdict(pair.tails["latency"]) if "latency" in pair.tails
                                   else f"fewer than {modes.MIN_SAMPLES_FOR_TAIL} per run")
+        else:  # a stress run's pings: one per latency_count samples
+            row[f"{name} median"] = row[f"{name} p99"] = f"fewer than {MIN_PINGS} pings per run"
         if not rtt:
             row["samples/s"] = short_verdict(pair.verdicts.get("throughput"))
         rows.append(row)
