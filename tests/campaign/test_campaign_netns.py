@@ -244,8 +244,10 @@ def test_sigkill_clean_then_resume(tmp_path: Path) -> None:
 @pytest.mark.parametrize("scenario", ["seed001-lab.toml", "seed001-production.toml",
                                       "seed004-latency.toml"])
 def test_secondary_scenarios_quick(tmp_path: Path, scenario: str) -> None:
-    """Acceptance 5: the quick variants run and produce their metrics."""
+    """Acceptance 5: the quick variants run and produce their metrics (both
+    implementations: Cyclone DDS and Fast DDS)."""
     _need_native_agent()
+    _fastdds_or_skip()
     root = tmp_path / scenario.removesuffix(".toml")
     p = _run("run", str(paths.EXPERIMENTS_DIR / scenario), "--quick", "--results", str(root),
              "--no-progress", timeout=600)
@@ -263,16 +265,20 @@ def test_secondary_scenarios_quick(tmp_path: Path, scenario: str) -> None:
             assert shaping["links"] and all(link["bw_mbit"] == float(bw)
                                             for link in shaping["links"].values())
         lat = pq.read_table(run_dir / "tables" / "latency.parquet").column("latency_us")
+        # Quick runs that end at execution_time (seed001's) stop before num_iter.
+        timed = bool(cfg["execution_time"])
         if cfg["test"] == "latency":
             # Every round trip is a latency sample but the first (Perftest discards the
             # first pong), minus the warm-up ones.
-            assert len(lat) == cfg["num_iter"] - 1 - cfg["warmup_samples"]
+            expect = cfg["num_iter"] - 1 - cfg["warmup_samples"]
+            assert 0 < len(lat) <= expect if timed else len(lat) == expect
         else:
             # Stress test: every subscriber's summary counts the samples it received.
             procs = json.loads((run_dir / "tables" / "summary.json").read_text())["processes"]
             for j in range(cfg["subscribers"]):
                 (row,) = procs[f"sub{j}"]["throughput_summary"]
-                assert row["Total Samples"] >= cfg["num_iter"] * 0.99, (j, row)
+                least = 1 if timed else cfg["num_iter"] * 0.99
+                assert row["Total Samples"] >= least, (j, row)
                 assert row["Ave Mbps"] > 0
 
 
