@@ -84,6 +84,7 @@ PATH_NAME_ALLOWED = (f"letters, digits, - and _, starting with a letter or digit
 # Finite bounds of the numeric keys (beside the per-key checks below).
 MAX_EXECUTION_TIME_S = 7 * 24 * 3600  # a week: the study ran 6 h per run
 MAX_COUNT = 1000  # publishers or subscribers per run
+MAX_VARIANTS = 100  # topology variants, and placements
 AGENT_MAX_DATA_LEN = 16 * 1024 * 1024  # the mcastlab agents' -dataLen limit (PT_MAX_DATALEN)
 
 
@@ -122,7 +123,8 @@ class Topology(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
     # Named parameter overrides, each one a matrix axis (e.g. shared vs source tree).
-    variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # (Each variant is a topology resolved and checked against every placement: bounded.)
+    variants: dict[str, dict[str, Any]] = Field(default_factory=dict, max_length=MAX_VARIANTS)
 
     @field_validator("variants")
     @classmethod
@@ -266,7 +268,9 @@ class Matrix(_Strict):
     @classmethod
     def _no_value_twice(cls, v: list[Any] | None) -> list[Any] | None:
         """An axis value listed twice would be the same runs twice (one run id)."""
-        dup = sorted({str(a) for a in v or [] if v.count(a) > 1})
+        from collections import Counter
+
+        dup = sorted(str(a) for a, n in Counter(v or []).items() if n > 1)
         if dup:
             raise ValueError(f"{', '.join(dup)} listed twice; allowed: each value at most once")
         return v
@@ -327,7 +331,9 @@ class Matrix(_Strict):
         elif len(self.publishers) != len(self.subscribers):
             raise ValueError("publishers and subscribers must have the same length (paired)")
         pairs = self.count_pairs()
-        twice = sorted({f"{p}x{q}" for p, q in pairs if pairs.count((p, q)) > 1})
+        from collections import Counter
+
+        twice = sorted(f"{p}x{q}" for (p, q), n in Counter(pairs).items() if n > 1)
         if twice:
             raise ValueError(f"publishers/subscribers: the pair {', '.join(twice)} is listed "
                              "twice; allowed: each pair at most once")
@@ -438,7 +444,7 @@ class Scenario(_Strict):
     agent: Agent = Field(default_factory=Agent)
     matrix: Matrix
     placement: Placement = Field(default_factory=Placement)
-    placements: dict[str, Placement] | None = None
+    placements: dict[str, Placement] | None = Field(default=None, max_length=MAX_VARIANTS)
     timing: Timing = Field(default_factory=Timing)
     capture: Capture = Field(default_factory=Capture)
     fidelity: Fidelity = Field(default_factory=Fidelity)

@@ -165,6 +165,9 @@ CASES = [
     ("too-many-runs", _edit("execution_time = 5", "execution_time = 5\ndata_len = ["
                             + ", ".join(str(n) for n in range(28, 128)) + "]\nrepetitions = 101"),
      "matrix", ["the matrix has 10100 runs", "allowed: at most 10000 runs"]),
+    ("too-many-variants", _edit("params = { hosts = 4 }", "params = { hosts = 4 }\n"
+                                + "".join(f"[topology.variants.v{i}]\n" for i in range(101))),
+     "topology.variants", ["too many values", "at most 100 items"]),
     ("latency-samples", NATIVE.replace("execution_time = 5",
                                        "execution_time = 21600\nlatency_count = [1]"),
      "matrix.latency_count", ["could keep 21600000000 latency samples", "latency_count 1",

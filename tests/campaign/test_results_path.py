@@ -68,7 +68,8 @@ def test_symlinks_and_dotdot_are_followed_as_the_kernel_does(tmp_path: Path) -> 
     assert "too many levels of symbolic links" in str(
         safepath.untrusted_writer(safe / "loop" / "camp"))
     (safe / "file").write_text("")
-    assert safepath.untrusted_writer(safe / "file" / "camp") == f"{safe / 'file'} is not a directory"
+    assert safepath.untrusted_writer(safe / "file" / "camp") == (
+        f"{safe / 'file'} is not a directory")
 
 
 def test_check_with_results_refuses_such_a_path(tmp_path: Path,
