@@ -14,6 +14,7 @@ from analysis.analyse import Analysis, Pair, analyse
 from analysis.figures import all_figures
 from analysis.load import load_campaign
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
+from analysis.verdicts import window_notes
 
 
 @dataclass
@@ -194,6 +195,7 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
                          "throughput test": "throughput (higher is better)"})),
             "\n### What the wire shows\n",
             to_markdown(sel[["participants", "wire evidence"]]),
+            window_notes(analysis.pairs_of(group)),
             "\n" + "\n".join(f"- {s}" for s in sel["explanation"]) + "\n",
             f"\n## {group}: latency\n",
             _img(f"figures/ecdf_latency{sfx}.png", "latency ECDFs"),
@@ -216,6 +218,7 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
             f"\n## {group}: wire metrics vs participant count\n",
             _img(f"figures/wire_metrics{sfx}.png", "wire metrics"),
             coverage_notes(camp.runs[camp.runs["group"] == group]),
+            window_notes(analysis.pairs_of(group)),
         ]
     mv = tables["mode_verdicts"]
     if not mv.empty:

@@ -43,7 +43,9 @@ def cmd_wire(args: argparse.Namespace) -> int:
     target_path = Path(args.target)
     span = run_span_of(target_path) if target_path.is_dir() else None
     try:
-        summary = analyse_folded(job.result(), target.out_dir, target.local_ips, span)
+        control = fold.fold(target.control) if target.control else None
+        summary = analyse_folded(job.result(), target.out_dir, target.local_ips, span,
+                                 target.windows, control)
     except (fold.WireError, DissectError) as exc:
         return _fail(str(exc))
     out = target.out_dir
