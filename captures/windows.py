@@ -48,8 +48,16 @@ from typing import Any
 
 from captures.coverage import PCAP_MAGICS
 
-START_LEAD_S = 1.0  # tcpdump starts this long before its window (listening takes 0.05-0.5 s)
-STOP_LAG_S = 0.3  # and stops this long after it; the file is cut to the window
+# tcpdump starts this long before its window (listening took 0.1-1.2 s at 1x1..25x25 on 2
+# busy cores) and stops this long after it (it writes what its kernel buffer still
+# holds); the file is then cut to the window. A tcpdump that listens late moves its
+# window later (same length), and says so.
+START_LEAD_S = 3.0
+STOP_LAG_S = 1.0
+# A window's tcpdump: a kernel buffer that holds a whole window at these rates (25x25
+# unicast: 104 MB in 5 s) and a priority above the agents', so it keeps up.
+WINDOW_BUFFER_KIB = 262144
+WINDOW_NICE = -10
 END_MARGIN_S = 1.0  # a window ends this long before the first publisher's clock runs out
 MIN_WINDOW_S = 1.0  # shorter planned windows are refused when the scenario is checked
 LENGTH_TOLERANCE = 0.10  # two modes' windows "differ in length" beyond 10% of the longer
@@ -132,10 +140,12 @@ def schedule(p: Plan, a: Anchors) -> list[tuple[float, float]]:
 
 
 # ---- cutting a capture file to its window --------------------------------------------
-def trim(path: Path, lo: float, hi: float) -> tuple[int, int]:
+def trim(path: Path, lo: float, hi: float) -> tuple[int, int, float | None]:
     """Keep only the records of a classic pcap whose timestamp lies in [lo, hi); returns
-    (records kept, records removed). The file is replaced atomically; a record cut short
-    (tcpdump killed mid-write) ends the walk and is removed.
+    (records kept, records removed, latest timestamp in the file). The file is replaced
+    atomically; a record cut short (tcpdump killed mid-write) ends the walk and is
+    removed. A latest timestamp before ``hi`` means tcpdump stopped before it had written
+    the window's end.
 
     ValueError for a file that is not a classic pcap (tcpdump -w writes classic pcap).
     """
@@ -150,13 +160,16 @@ def trim(path: Path, lo: float, hi: float) -> tuple[int, int]:
         rec = struct.Struct(order + "IIII")
         ranges: list[list[int]] = []
         kept = removed = 0
+        latest: float | None = None
         pos = 24
         while pos + 16 <= size:
             sec, frac, incl, _orig = rec.unpack_from(m, pos)
             end = pos + 16 + incl
             if end > size:
                 break
-            if lo <= sec + frac / div < hi:
+            ts = sec + frac / div
+            latest = ts if latest is None or ts > latest else latest
+            if lo <= ts < hi:
                 if ranges and ranges[-1][1] == pos:
                     ranges[-1][1] = end
                 else:
@@ -171,7 +184,7 @@ def trim(path: Path, lo: float, hi: float) -> tuple[int, int]:
             for a, b in ranges:
                 out.write(m[a:b])
     os.replace(tmp, path)
-    return kept, removed
+    return kept, removed, latest
 
 
 # ---- what a window record says -----------------------------------------------------------
@@ -261,10 +274,13 @@ class _Window:
     start: float  # monotonic; after the capture: what it holds (late start, cut short)
     end: float
     planned: tuple[float, float] = (0.0, 0.0)
+    bound: float = math.inf  # the latest end: END_MARGIN_S before the first publisher's end
     handle: Any = None
     ready: float | None = None  # monotonic: every point's tcpdump listening
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     cut_short: bool = False
+    listen_s: float | None = None  # from spawning tcpdump to its "listening on"
+    caught_up: bool = True  # tcpdump had written past the window's end when it stopped
     error: str = ""
     points: dict[str, dict[str, Any]] = field(default_factory=dict)
     wall: tuple[float, float] | None = None  # (start, end) on the wall clock, once cut
@@ -309,7 +325,8 @@ class WindowedCapture:
         if self.anchors is not None or self._closed.is_set():
             return
         self.anchors = anchors
-        self.windows = [_Window(k, s, e, (s, e)) for k, (s, e) in
+        bound = anchors.first_stop - END_MARGIN_S
+        self.windows = [_Window(k, s, e, (s, e), bound) for k, (s, e) in
                         enumerate(schedule(self.plan, anchors), start=1)]
         if len(self.windows) < self.plan.count:
             self.problems.append(
@@ -335,13 +352,19 @@ class WindowedCapture:
             if self._closed.wait(max(0.0, w.start - START_LEAD_S - time.monotonic())):
                 w.error = "not taken: the measurement window closed first"
                 continue
+            spawned = time.monotonic()
             try:
                 w.handle = capture.start(self.net, self.points, self.out_dir, self.snaplen, 0, 0,
-                                         tag=f"w{w.index}")
+                                         tag=f"w{w.index}", buffer_kib=WINDOW_BUFFER_KIB,
+                                         nice=WINDOW_NICE)
             except Exception as exc:  # evidence, never the run: recorded
                 w.error = f"tcpdump did not start: {type(exc).__name__}: {exc}"
                 continue
             w.ready = time.monotonic()
+            w.listen_s = w.ready - spawned
+            if w.ready > w.start:  # listening late: the same length, later (if it fits)
+                w.end = min(w.end + (w.ready - w.start), w.bound)
+                w.start = w.ready
             self._closed.wait(max(0.0, w.end + STOP_LAG_S - time.monotonic()))
             w.cut_short = self.closed_at is not None and self.closed_at < w.end
             try:
@@ -399,7 +422,6 @@ class WindowedCapture:
         for w in self.windows:
             if w.ready is None:
                 continue
-            w.start = max(w.start, w.ready)
             if w.cut_short and self.closed_at is not None:
                 w.end = min(w.end, self.closed_at)
             lo, hi = _wall(w.start), _wall(w.end)
@@ -407,7 +429,15 @@ class WindowedCapture:
                 st = w.stats.get(point) or {}
                 kept = None
                 try:
-                    kept, _outside = trim(self.out_dir / f"{point}.w{w.index}.pcap", lo, hi)
+                    kept, _outside, latest = trim(self.out_dir / f"{point}.w{w.index}.pcap",
+                                                  lo, hi)
+                    if latest is None or latest < hi:
+                        w.caught_up = False
+                        self.problems.append(
+                            f"window {w.index} {point}: tcpdump stopped before it had written "
+                            "the window's end (its last packet: "
+                            + ("none" if latest is None else f"{hi - latest:.2f} s before it")
+                            + "); the window's figures undercount")
                 except (OSError, ValueError) as exc:
                     self.problems.append(f"window {w.index} {point}: not cut to the window: "
                                          f"{exc}")
@@ -436,13 +466,16 @@ class WindowedCapture:
             win = {"index": w.index, "start": w.wall[0], "end": w.wall[1],
                    "s": round(w.end - w.start, 3),
                    "offset_s": round(w.start - a.all_discovered, 3), "late_s": round(late, 3),
+                   "listen_s": None if w.listen_s is None else round(w.listen_s, 3),
+                   "caught_up": w.caught_up,
                    "inside": w.start >= a.opened and (self.closed_at is None
                                                       or w.end <= self.closed_at),
                    "cut_short": w.cut_short, "points": w.points,
                    "packets": _total(w.points, "packets"), "dropped": _total(w.points, "dropped")}
             if late > 0:
-                rec["problems"].append(f"window {w.index}: tcpdump listened {late:.2f} s late; "
-                                       "the window starts then")
+                rec["problems"].append(f"window {w.index}: tcpdump listened {late:.2f} s late "
+                                       f"({w.listen_s:.2f} s after it was started); the window "
+                                       "starts then")
             if w.cut_short:
                 rec["problems"].append(f"window {w.index}: cut short at the first agent's exit")
             if w.error:
@@ -483,3 +516,67 @@ def read_record(pcap_dir: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+# ---- a campaign's windows, checked -------------------------------------------------------
+def campaign_rows(root: Path) -> list[dict[str, Any]]:
+    """One row per complete run of a results directory that was captured in windows:
+    its mode and count, the measurement window's length, the windows (seconds in all,
+    offset after full discovery, inside the measurement window or not), and the packets
+    and kernel drops of its windows."""
+    rows = []
+    for run in sorted(Path(root).iterdir()):
+        try:
+            man = json.loads((run / "manifest.json").read_text())
+            cfg = json.loads((run / "config.json").read_text())
+        except (OSError, ValueError):
+            continue
+        rec = man.get("capture_windows")
+        if man.get("status") != "complete" or not isinstance(rec, dict):
+            continue
+        mw = rec.get("measurement_window") or {}
+        mw_s = (mw["end"] - mw["start"]) if mw.get("end") and mw.get("start") else None
+        s = WindowSummary.of(rec)
+        ws = rec.get("windows") or []
+        rows.append({
+            "run": run.name, "group": cfg.get("group", ""), "mode": cfg.get("mode", ""),
+            "count": f"{cfg.get('publishers')}x{cfg.get('subscribers')}",
+            "measurement_s": None if mw_s is None else round(mw_s, 3),
+            "windows": len(ws), "window_s": s.total_s if s else 0.0,
+            "offset_s": s.offset_s if s else None, "inside": bool(s and s.inside),
+            "start": ws[0]["start"] if ws else None, "end": ws[-1]["end"] if ws else None,
+            "packets": sum(int(w.get("packets") or 0) for w in ws),
+            "dropped": sum(int(w.get("dropped") or 0) for w in ws),
+            "received": sum(int(p.get("received") or 0) for w in ws
+                            for p in (w.get("points") or {}).values()),
+            "problems": list(rec.get("problems") or [])})
+    return rows
+
+
+def check_rows(rows: list[dict[str, Any]], min_s: float = 5.0) -> list[str]:
+    """What a campaign's windows must hold: every window inside its measurement window,
+    at least ``min_s`` seconds (or the measurement window less the settle and the end
+    margin, when that is shorter), and the two modes' windows at each count within
+    LENGTH_TOLERANCE of each other in length. Returns the failures, [] when all hold."""
+    out = []
+    for r in rows:
+        if not r["windows"]:
+            out.append(f"{r['run']}: no capture window ({'; '.join(r['problems'])})")
+            continue
+        if not r["inside"]:
+            out.append(f"{r['run']}: a window is not inside the measurement window")
+        if r["window_s"] < min_s - 1e-6 and (r["measurement_s"] is None or r["window_s"] <
+                                             r["measurement_s"] - r["offset_s"] - END_MARGIN_S):
+            out.append(f"{r['run']}: {r['window_s']:.1f} s of window, below {min_s:g} s and "
+                       f"below what the {r['measurement_s']} s measurement window holds")
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        cells.setdefault((r["group"], r["count"]), []).append(r)
+    for (group, count), rs in sorted(cells.items()):
+        lengths = [r["window_s"] for r in rs]
+        if len({r["mode"] for r in rs}) > 1 and (
+                max(lengths) - min(lengths) > LENGTH_TOLERANCE * max(lengths)):
+            out.append(f"{group} {count}: window lengths differ by more than "
+                       f"{LENGTH_TOLERANCE:.0%}: " + ", ".join(
+                           f"{r['mode']} {r['window_s']:.2f} s" for r in rs))
+    return out

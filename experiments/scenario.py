@@ -391,7 +391,7 @@ class Capture(_Strict):
     # long, the first window_settle_s after full discovery, then one every window_every_s
     # (0: one window). window_s = 0: one capture over the whole run (the ring above).
     window_s: float = Field(default=5.0, ge=0, le=86400)
-    window_settle_s: float = Field(default=2.0, ge=0, le=3600)
+    window_settle_s: float = Field(default=5.0, ge=0, le=3600)
     window_every_s: float = Field(default=0.0, ge=0, le=86400)
 
     @model_validator(mode="after")

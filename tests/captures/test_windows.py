@@ -116,10 +116,12 @@ def test_anchors_from_the_agents_clocks() -> None:
 def test_trim_keeps_exactly_the_window(tmp_path: Path, ns: bool) -> None:
     stamps = [99.0, 99.999999, 100.0, 100.5, 104.999, 105.0, 105.3, 102.0]  # one late record
     f = write_pcap(tmp_path / "h1-eth0.w1.pcap", stamps, ns=ns)
-    assert w.trim(f, 100.0, 105.0) == (4, 4)
+    assert w.trim(f, 100.0, 105.0) == (4, 4, 105.3)
     assert read_stamps(f) == pytest.approx([100.0, 100.5, 104.999, 102.0])
     assert not list(tmp_path.glob("*.tmp"))
-    assert w.trim(f, 200.0, 205.0) == (0, 4)  # nothing left: a valid, empty capture
+    # nothing left: a valid, empty capture, whose latest record (104.999) shows that
+    # tcpdump stopped before this window's end
+    assert w.trim(f, 200.0, 205.0) == (0, 4, pytest.approx(104.999))
     assert f.stat().st_size == 24
 
 
