@@ -41,7 +41,7 @@ import os
 import struct
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -299,9 +299,9 @@ class WindowedCapture:
     """
 
     def __init__(self, net: Any, points: dict[str, tuple[str, str]], out_dir: Path,
-                 snaplen: int, window_plan: Plan, log: Callable[[str], None] = print) -> None:
+                 snaplen: int, window_plan: Plan) -> None:
         self.net, self.points, self.out_dir = net, dict(points), Path(out_dir)
-        self.snaplen, self.plan, self.log = snaplen, window_plan, log
+        self.snaplen, self.plan = snaplen, window_plan
         self.control: Any = None
         self.control_stats: dict[str, dict[str, Any]] = {}
         self.anchors: Anchors | None = None
@@ -363,7 +363,7 @@ class WindowedCapture:
             w.ready = time.monotonic()
             w.listen_s = w.ready - spawned
             if w.ready > w.start:  # listening late: the same length, later (if it fits)
-                w.end = min(w.end + (w.ready - w.start), w.bound)
+                w.end = max(w.ready, min(w.end + (w.ready - w.start), w.bound))
                 w.start = w.ready
             self._closed.wait(max(0.0, w.end + STOP_LAG_S - time.monotonic()))
             w.cut_short = self.closed_at is not None and self.closed_at < w.end
@@ -392,6 +392,7 @@ class WindowedCapture:
                 self.control_stats = self.control.stop()
             except Exception as exc:
                 self.problems.append(f"control capture: {type(exc).__name__}: {exc}")
+        self._cut_files()
         out: dict[str, dict[str, Any]] = {}
         for point in sorted(self.points):
             acc: dict[str, Any] = {"captured": 0, "received": 0, "dropped": 0, "windows": 0,
@@ -408,7 +409,6 @@ class WindowedCapture:
             acc["dropped_any"] = bool(acc["dropped"])
             out[point] = acc
         self._stopped = out
-        self._cut_files()
         self._record = self._make_record()
         self._write_record()
         return out
@@ -432,12 +432,18 @@ class WindowedCapture:
                     kept, _outside, latest = trim(self.out_dir / f"{point}.w{w.index}.pcap",
                                                   lo, hi)
                     if latest is None or latest < hi:
+                        # what tcpdump received but neither wrote nor dropped: counted as
+                        # lost, so the run's figures are marked as undercounts
+                        unwritten = max(0, int(st.get("received") or 0) - int(
+                            st.get("captured") or 0) - int(st.get("dropped") or 0))
+                        st["dropped"] = int(st.get("dropped") or 0) + unwritten
                         w.caught_up = False
                         self.problems.append(
                             f"window {w.index} {point}: tcpdump stopped before it had written "
                             "the window's end (its last packet: "
                             + ("none" if latest is None else f"{hi - latest:.2f} s before it")
-                            + "); the window's figures undercount")
+                            + f"); its {unwritten} packets received but not written count as "
+                            "lost: the window's figures undercount")
                 except (OSError, ValueError) as exc:
                     self.problems.append(f"window {w.index} {point}: not cut to the window: "
                                          f"{exc}")

@@ -589,7 +589,7 @@ class CampaignRunner:
         window_plan = capture_windows.plan_of(cfg)
         if window_plan is not None:  # windows in the measurement window; IGMP/PIM all along
             return capture_windows.WindowedCapture(net, chosen, work / "pcaps", c["snaplen"],
-                                                   window_plan, prog.log).start_control()
+                                                   window_plan).start_control()
         return cap.start(net, chosen, work / "pcaps", c["snaplen"], c["ring_files"], c["ring_mb"])
 
     def _wait(self, procs: dict[str, subprocess.Popen[bytes]], deadline: float,

@@ -3,8 +3,8 @@
 
 The campaign is the smoke campaign (experiments/smoke.toml: 1x1 and 3x3, unicast and
 multicast, 5 s runs on a 4-host LAN) with one capture point (s1-eth1: a 3 s capture window
-1 s after full discovery, so every run also has a capture analysis). The real `mcastlab run` process is started as a
-user starts it and SIGKILLed:
+1 s after full discovery, so every run also has a capture analysis). The real `mcastlab
+run` process is started as a user starts it and SIGKILLed:
 
 1. **At each phase, deliberately**, in the campaign's second run (so a finished run
    exists that must survive every kill byte for byte). The phase is recognised from what
