@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from experiments.agents import PUBLISHER_BATCHING
 from mcastlab import paths
 
 REFERENCE = paths.REPO_ROOT / "perftest-wrappers" / "perftest_throughput_qos.toml"
@@ -52,21 +53,24 @@ def reference(batching: bool) -> dict[str, str]:
             for s in table}
 
 
-def perftest_batches(cfg: Mapping[str, Any]) -> bool:
-    """Whether Perftest would batch this run's Throughput samples: a -batchSize (8192 unless
-    the scenario's agent_extra_args give one) that holds two samples, not a latency test,
-    not paced (Perftest's printout: "BatchSize disabled by default when using -pubRate").
+def perftest_batches(cfg: Mapping[str, Any], batch_size: int = _BATCH_SIZE) -> bool:
+    """Whether Perftest would batch a run's Throughput samples given -batchSize
+    ``batch_size``: a batch that holds two samples, not a latency test, not paced
+    (Perftest's printout: "BatchSize disabled by default when using -pubRate"). The runner
+    gives every Perftest publisher -batchSize 0 (experiments/agents.py PUBLISHER_BATCHING).
 
     >>> perftest_batches({"data_len": 100, "test": "throughput"})
     True
-    >>> perftest_batches({"data_len": 100, "agent_extra_args": ["-batchSize", "0"]})
+    >>> perftest_batches({"data_len": 100, "test": "throughput"}, 0)
     False
     """
-    extra = [str(a) for a in cfg.get("agent_extra_args", [])]
-    low = [a.lower() for a in extra]
-    batch = int(extra[low.index("-batchsize") + 1]) if "-batchsize" in low[:-1] else _BATCH_SIZE
-    return (batch >= 2 * int(cfg["data_len"]) and cfg.get("test") != "latency"
+    return (batch_size >= 2 * int(cfg["data_len"]) and cfg.get("test") != "latency"
             and not cfg.get("pub_rate"))
+
+
+def _runner_batch_size() -> int:
+    """-batchSize the runner gives Perftest publishers (experiments/agents.py)."""
+    return int(PUBLISHER_BATCHING[PUBLISHER_BATCHING.index("-batchSize") + 1])
 
 
 def differences(qos: Mapping[str, str], ref: Mapping[str, str],
@@ -90,13 +94,14 @@ def role_keys(ref: Mapping[str, str], role: str) -> list[str]:
 def evidence(cfg: Mapping[str, Any], agents_dir: Path,
              names: Iterable[str]) -> dict[str, Any]:
     """The manifest's ``agent_qos`` for the processes ``names`` (pub0, sub3, ...)."""
-    ref = reference(perftest_batches(cfg))
+    batching = perftest_batches(cfg, _runner_batch_size())
+    ref = reference(batching)
     got: dict[str, dict[str, str]] = {}
     for n in names:
         f = agents_dir / f"{n}.stderr"
         got[n] = parse(f.read_text(errors="replace")) if f.is_file() else {}
     out: dict[str, Any] = {"reference": str(REFERENCE.relative_to(paths.REPO_ROOT)),
-                           "perftest_batching": perftest_batches(cfg),
+                           "perftest_batching": batching,
                            "missing": sorted(n for n, q in got.items() if not q)}
     uniform = True
     diffs: dict[str, Any] = {}
