@@ -628,25 +628,27 @@ class CampaignRunner:
         """
         last = 0.0
         matched: set[str] = set()
-        if monitor is not None and not show_discovery:
-            monitor.open_window()
+        # The capture windows' moments first: the monitor's reads the other servers of a
+        # cluster over ssh (seconds), which must not delay or stretch the windows.
         if windows is not None and not show_discovery:
             windows.open_window()
+        if monitor is not None and not show_discovery:
+            monitor.open_window()
         while True:
             running = [n for n, p in procs.items() if p.poll() is None]
-            if monitor is not None and len(running) < len(procs):
-                monitor.close_window()
             if windows is not None and len(running) < len(procs):
                 windows.close_window()
+            if monitor is not None and len(running) < len(procs):
+                monitor.close_window()
             if not running:
                 return []
             now = time.monotonic()
             if now >= deadline:
                 return running
-            if monitor is not None and show_discovery and len(matched) == len(procs):
-                monitor.open_window()
             if windows is not None and show_discovery and len(matched) == len(procs):
                 windows.open_window()
+            if monitor is not None and show_discovery and len(matched) == len(procs):
+                monitor.open_window()
             if now - last > (1 if len(matched) < len(procs) else 5):
                 last = now
                 for n in (procs.keys() - matched) if show_discovery else ():
