@@ -6,8 +6,11 @@ whole run keeps only the run's last seconds instead (at 1x1 unpaced, 2 x 64 MB h
 a second), which are the test's own ending. So a capture window is placed from the
 scenario alone, the same in both modes of a comparison:
 
-- it opens ``settle_s`` after full discovery (``[capture] settle_s``);
+- it opens ``settle_s`` after full discovery (``[capture] window_settle_s``);
 - it lasts ``length_s`` = min(``window_s``, execution time - ``settle_s`` - END_MARGIN_S);
+- window keys a scenario leaves unset fit every run (:func:`fitted`): a run too short for
+  the default settle gets a shorter one, a run that holds no window at all is captured
+  whole; explicit values that do not fit are refused when the scenario is checked;
 - it ends at least END_MARGIN_S before the first publisher's execution time runs out
   (the agents' ``-executionTime`` clock starts when each publisher has matched its
   subscribers), so no packet of the test's ending (writers stopping, FINISHED) is in it;
@@ -108,6 +111,41 @@ def plan(execution_time: float, window_s: float, settle_s: float, every_s: float
             f"test's end; at least {MIN_WINDOW_S:g} s is needed")
     count = 1 if every_s <= 0 else 1 + math.floor((room - length) / every_s + 1e-9)
     return Plan(round(length, 3), float(settle_s), float(every_s), count)
+
+
+def fitted(execution_time: float, window_s: float, settle_s: float,
+           explicit: frozenset[str] | set[str] = frozenset()) -> tuple[float, float]:
+    """The ``(window_s, settle_s)`` a run of ``execution_time`` seconds uses, when the
+    scenario left some of the window keys unset (``explicit``: the keys it set, of
+    ``window_s``, ``window_settle_s``, ``window_every_s``). The defaults fit every run:
+
+    - values set explicitly are kept: :func:`plan` refuses them when they do not fit;
+    - an unset settle gives way as far as a MIN_WINDOW_S window needs (never below 0):
+      at most execution time - END_MARGIN_S - MIN_WINDOW_S; longer runs keep it whole;
+    - when no window key is set and not even that fits (a run shorter than
+      END_MARGIN_S + MIN_WINDOW_S, or a run of ``num_iter`` samples, which has no known
+      end), window_s becomes 0: one capture over the whole run.
+
+    >>> fitted(20, 5, 5)                # the defaults fit: unchanged
+    (5.0, 5.0)
+    >>> fitted(4, 5, 5)                 # the settle gives way: 2 s, then a 1 s window
+    (5.0, 2.0)
+    >>> fitted(4, 5, 5, {"window_settle_s"})   # set explicitly: kept (plan refuses it)
+    (5.0, 5.0)
+    >>> fitted(0, 5, 5)                 # num_iter: no known end, the whole run
+    (0.0, 5.0)
+    """
+    window, settle = float(window_s), float(settle_s)
+    if window <= 0:
+        return window, settle
+    if "window_settle_s" not in explicit:
+        settle = max(0.0, min(settle, execution_time - END_MARGIN_S - MIN_WINDOW_S))
+    if not explicit & {"window_s", "window_settle_s", "window_every_s"}:
+        try:
+            plan(execution_time, window, settle, 0.0)
+        except WindowError:
+            return 0.0, float(settle_s)  # no window: the settle has nothing to place
+    return window, settle
 
 
 @dataclass(frozen=True)

@@ -268,7 +268,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
                 "placement_variant": pname,
                 "placement": placement_mod.place(pl, hosts[tname], pubs, subs),
                 "timing": sc.timing.model_dump(),
-                "capture": sc.capture.model_dump(),
+                "capture": sc.capture.for_run(m.execution_time_of(pubs, subs)),
                 "fidelity": sc.fidelity.model_dump(),
                 "resources": sc.resources,
                 # The servers (only when there are several: existing ids and configs stay).

@@ -415,6 +415,7 @@ class Capture(_Strict):
     # Capture windows inside the measurement window (captures/windows.py): each window_s
     # long, the first window_settle_s after full discovery, then one every window_every_s
     # (0: one window). window_s = 0: one capture over the whole run (the ring above).
+    # Unset, they fit every run (windows.fitted; for_run gives a run's values).
     window_s: float = Field(default=5.0, ge=0, le=86400)
     window_settle_s: float = Field(default=5.0, ge=0, le=3600)
     window_every_s: float = Field(default=0.0, ge=0, le=86400)
@@ -425,6 +426,23 @@ class Capture(_Strict):
             raise ValueError(f"window_every_s {self.window_every_s:g} is shorter than window_s "
                              f"{self.window_s:g}; allowed: 0 (one window) or at least window_s")
         return self
+
+    def for_run(self, execution_time: float) -> dict[str, Any]:
+        """This table as a run of ``execution_time`` seconds (0: ``num_iter``) uses it:
+        window keys the scenario left unset fitted to the run (captures/windows.py
+        ``fitted``: a shorter settle, or no window at all), explicit ones as given. The
+        run's config.json records these values; runs the defaults fit are unchanged.
+
+        >>> Capture(points=["h1-eth0"]).for_run(4)["window_settle_s"]
+        2.0
+        """
+        from captures.windows import fitted
+
+        d = self.model_dump()
+        d["window_s"], d["window_settle_s"] = fitted(
+            float(execution_time or 0), self.window_s, self.window_settle_s,
+            frozenset(self.model_fields_set))
+        return d
 
 
 class Cluster(_Strict):
@@ -765,11 +783,11 @@ def _check_capture_windows(path: Path, sc: Scenario) -> None:
     """Every count's run must hold its capture window (captures/windows.py)."""
     from captures.windows import WindowError, plan
 
-    c = sc.capture
     for pubs, subs in sc.matrix.count_pairs():
         secs = sc.matrix.execution_time_of(pubs, subs)
+        c = sc.capture.for_run(secs)  # unset window keys fitted to the run
         try:
-            plan(secs, c.window_s, c.window_settle_s, c.window_every_s)
+            plan(secs, c["window_s"], c["window_settle_s"], c["window_every_s"])
         except WindowError as exc:
             raise ScenarioError(
                 path, "capture.window_s",

@@ -26,8 +26,8 @@ import pytest
 from pydantic import BaseModel
 
 import topologies
-from captures import capture, windows
-from experiments import agents, fidelity, matrix
+from captures import capture
+from experiments import agents, capture_windows, fidelity, matrix
 from experiments import scenario as scenario_mod
 from experiments.scenario import NO_MEASURABLE_EFFECT, Scenario
 from topologies import lab, lan, routed, shaping
@@ -104,8 +104,6 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
 # What a key needs in base and changed scenario alike to have anything to act on.
 CONTEXT: dict[str, dict[str, Any]] = {
     "capture.window_every_s": {"matrix.execution_time": 30, "capture.window_every_s": 10.0},
-    # a run of num_iter samples has no known end to place a capture window before
-    "matrix.num_iter": {"capture.window_s": 0.0},
     "matrix.same_host": {"agent.kind": "fastdds"},  # the native agent refuses "shm"
     "matrix.design": {"matrix.reliability": ["reliable", "best-effort"],
                       "topology.variants": {"small": {"hosts": 4}, "big": {"hosts": 6}}},
@@ -208,8 +206,9 @@ def observe(raw: dict[str, Any]) -> dict[str, Any]:
         "links": {v: shaping.link_params(s.params) for v, s in specs.items()},
         "tcpdump": [capture.tcpdump_argv(p, Path(f"/pcaps/{p}.pcap"), c.snaplen, c.ring_files,
                                          c.ring_mb) for p in c.points],
-        "windows": [windows.plan(cfg["execution_time"], c.window_s, c.window_settle_s,
-                                 c.window_every_s) for cfg in runs],
+        # each run's windows as the runner plans them: from its config, where window keys
+        # the scenario left unset are fitted to the run (captures/windows.py fitted)
+        "windows": [capture_windows.plan_of(cfg) for cfg in runs],
         "fidelity": fidelity.judge(METRICS, fidelity.Thresholds.from_dict(
             sc.fidelity.model_dump())),
         "quick": scenario_mod.from_dict(raw, quick=True).model_dump() if quick else None,

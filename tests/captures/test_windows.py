@@ -75,6 +75,102 @@ def test_plan_refuses_what_cannot_hold_a_window() -> None:
         w.plan(3, 5, 2, 0)
 
 
+@pytest.mark.parametrize(("execution_time", "window_s", "settle_s"), [
+    (60, 5.0, 5.0),  # the defaults fit: unchanged (existing runs keep their config)
+    (7, 5.0, 5.0),  # 5 s settle + 1 s window + 1 s margin: still the defaults
+    (6, 5.0, 4.0),  # the settle gives way as far as a 1 s window needs
+    (4, 5.0, 2.0),
+    (2, 5.0, 0.0),  # no settle left: a 1 s window right after full discovery
+    (1, 0.0, 5.0),  # no window fits even without settle: the whole run
+    (0, 0.0, 5.0),  # num_iter: no known end, the whole run
+])
+def test_unset_window_keys_fit_every_run(execution_time: int, window_s: float,
+                                         settle_s: float) -> None:
+    assert w.fitted(execution_time, 5.0, 5.0) == (window_s, settle_s)
+    got_window, got_settle = w.fitted(execution_time, 5.0, 5.0)
+    p = w.plan(execution_time, got_window, got_settle, 0)  # never refused
+    assert (p is None) == (got_window == 0)
+    if p is not None:
+        assert p.length_s >= w.MIN_WINDOW_S
+        assert got_settle + p.length_s + w.END_MARGIN_S <= execution_time
+
+
+def test_explicit_window_keys_are_kept_and_refused_when_they_do_not_fit() -> None:
+    # an explicit settle, even at its default value, stays as given: plan refuses it
+    assert w.fitted(4, 5.0, 5.0, {"window_settle_s"}) == (5.0, 5.0)
+    with pytest.raises(w.WindowError, match=r"execution_time 4 s leaves 0\.0 s"):
+        w.plan(4, 5.0, 5.0, 0)
+    # an explicit window: the unset settle still gives way, but a run with no room for
+    # any window is refused rather than captured whole
+    assert w.fitted(4, 3.0, 5.0, {"window_s"}) == (3.0, 2.0)
+    assert w.fitted(1, 3.0, 5.0, {"window_s"}) == (3.0, 0.0)
+    assert w.fitted(0, 5.0, 5.0, {"window_every_s"}) == (5.0, 0.0)
+    assert w.fitted(4, 0.0, 5.0, {"window_s"}) == (0.0, 5.0)  # window_s = 0 as asked
+
+
+SHORT = """
+[campaign]
+name = "short"
+[topology]
+name = "lan"
+params = {{ hosts = 2 }}
+[matrix]
+participants = [1]
+modes = ["unicast", "multicast"]
+{matrix}
+[capture]
+points = ["s1-eth2"]
+{capture}
+"""
+
+
+def _check(tmp_path: Path, matrix: str, capture: str = "") -> list[dict]:
+    """The runs of a scenario that passed the check (ScenarioError otherwise)."""
+    import topologies
+    from experiments import matrix as matrix_mod
+    from experiments import scenario as scenario_mod
+
+    f = tmp_path / "short.toml"
+    f.write_text(SHORT.format(matrix=matrix, capture=capture))
+    sc, specs = scenario_mod.validate(f, check_machine=False)
+    return matrix_mod.expand(sc, {v: topologies.host_names(s) for v, s in specs.items()})
+
+
+def test_a_scenario_without_window_keys_fits_its_short_runs(tmp_path: Path) -> None:
+    """A 4 s run with capture on and no window key is not refused: both modes' runs get
+    2 s of settle and a 1 s window, recorded in their config (plan_of reads it)."""
+    from experiments.capture_windows import plan_of
+
+    runs = _check(tmp_path, "execution_time = 4")
+    assert [(r["capture"]["window_s"], r["capture"]["window_settle_s"]) for r in runs] == [
+        (5.0, 2.0), (5.0, 2.0)]
+    assert {plan_of(r) for r in runs} == {w.Plan(1.0, 2.0, 0.0, 1)}
+    # per count: a long count keeps the defaults, a short one gets what fits
+    runs = _check(tmp_path, "execution_time = 20\nexecution_time_by_count = { \"1\" = 3 }")
+    assert {r["capture"]["window_settle_s"] for r in runs} == {1.0}
+    runs = _check(tmp_path, "execution_time = 20")
+    assert {r["capture"]["window_settle_s"] for r in runs} == {5.0}
+    # num_iter runs (no known end): one capture over the whole run
+    runs = _check(tmp_path, "execution_time = 0\nnum_iter = 1000")
+    assert {r["capture"]["window_s"] for r in runs} == {0.0}
+    assert {plan_of(r) for r in runs} == {None}
+
+
+@pytest.mark.parametrize(("matrix", "capture", "words"), [
+    ("execution_time = 4", "window_settle_s = 5", r"execution_time 4 s leaves 0\.0 s"),
+    ("execution_time = 4", "window_settle_s = 3.5", r"leaves 0\.0 s .* settle_s 3\.5 s"),
+    ("execution_time = 0\nnum_iter = 1000", "window_s = 5", "need an execution time"),
+    ("execution_time = 1", "window_s = 5", r"execution_time 1 s leaves 0\.0 s"),
+])
+def test_explicit_window_keys_that_do_not_fit_are_refused(tmp_path: Path, matrix: str,
+                                                          capture: str, words: str) -> None:
+    from experiments.scenario import ScenarioError
+
+    with pytest.raises(ScenarioError, match=words) as exc:
+        _check(tmp_path, matrix, capture)
+    assert "capture.window_s" in str(exc.value) and "window_s = 0" in str(exc.value)
+
+
 def test_schedule_starts_after_discovery_and_ends_before_the_first_publisher() -> None:
     p = w.plan(20, 5, 2, 0)
     assert p is not None
