@@ -100,6 +100,20 @@ def fidelity_summary(analysis: Analysis) -> str:
             else "") + ".")
     if unknown and host:
         lines.append(f"{unknown} runs were recorded without the fidelity monitor (unknown).")
+    saturated = runs[bound == "saturated"]
+    if len(saturated):
+        example = str(saturated["fidelity_saturation"].iloc[-1])
+        lines.append(
+            f"{len(saturated)} of {n} runs had **saturated hosts** under faithful emulation: "
+            "the emulated hosts are machines of fixed capacity (CPU-limited) and each got its "
+            "allocation, so their saturation is a property of the emulated machines, as of "
+            f"the study's own VMs, and these runs give verdicts (e.g. {example}).")
+    warned = runs[runs.get("fidelity_warnings", pd.Series("", index=runs.index))
+                  .fillna("").astype(str) != ""]
+    if len(warned):
+        items = [f"{r.run_id}: {r.fidelity_warnings}" for r in warned.itertuples()][:5]
+        lines.append(f"Fidelity warnings in {len(warned)} run(s): " + " | ".join(items)
+                     + (" …" if len(warned) > 5 else ""))
     lines.append(repetitions_summary(analysis))
     return "\n".join(lines) + "\n"
 

@@ -99,6 +99,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
         (pubs, subs), rep, kind, fan, same_host, mode, disc = point[7:]
         if not _in_design(sc, (tname, pname, rel, kind, fan, same_host), baseline):
             continue
+        lcount = m.latency_count_of(pubs, subs, lcount)
         if test == "latency":
             lcount = 1  # -latencyTest: every sample is a round trip
             rate = 0  # and it paces itself: one round trip at a time
