@@ -211,7 +211,11 @@ def analyse(
                     alpha=alpha, n_boot=n_boot, rng=rng, repetitions_as_units=clustered,
                     min_repetitions=2,
                 )
+        ids = [r for rs in pair.runs.values() for r in rs]
+        rtt = set(campaign.runs.loc[campaign.runs["run_id"].isin(ids), "test"]) == {"latency"}
         for metric, (_, _, lower) in METRICS.items():
+            if rtt and metric == "throughput":
+                continue  # the RTT test measures round trips; its subscribers only echo
             have = {m: samples[m][metric] for m in samples if samples[m][metric].n >= 2}
             if len(have) == 2:
                 pair.comparisons[metric] = dominance.compare(

@@ -278,6 +278,8 @@ def implementations(analysis: Any, alpha: float | None = None) -> list[Implement
             verdicts = [by[(group, label, a)].verdicts.get(metric)
                         if (group, label, a) in by else None for a in agents]
             outs = [outcome(v) for v in verdicts]
+            if all(o == "not compared" for o in outs):
+                continue  # a metric no implementation measured here (the RTT test's throughput)
             effs = [v.change[0] if v else math.nan for v in verdicts]
             why = ["; ".join(v.testbed_reasons) for v in verdicts
                    if v is not None and v.outcome == modes.TESTBED_BOUND]

@@ -361,3 +361,124 @@ def all_figures(analysis: Analysis, out_dir: Path) -> list[Path]:
         paths += wire_figure(analysis, group, out_dir)
         paths += summary_figure(analysis, group, out_dir)
     return paths
+
+
+# ---- views against message size (analysis/views.py) -----------------------------------
+
+CURVE_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+                "#F0E442")
+CURVE_MARKERS = "osD^vP*X"
+
+
+def _size_axis(ax: Any, sizes: list[float]) -> None:
+    """Log-scaled sizes with byte labels; the UDP-datagram boundary where the range
+    reaches it (larger samples are fragmented: DATA_FRAG over several datagrams)."""
+    from analysis.views import UDP_DATAGRAM, size_label
+
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes, [size_label(s) for s in sizes], rotation=45 if len(sizes) > 6 else 0)
+    ax.minorticks_off()
+    lo, hi = min(sizes) / 1.5, max(sizes) * 1.5
+    ax.set_xlim(lo, hi)
+    if lo <= UDP_DATAGRAM <= hi:
+        ax.axvline(UDP_DATAGRAM, color="0.4", linestyle=":", linewidth=1)
+        ax.text(UDP_DATAGRAM, 0.98, " 64 KB datagram", transform=ax.get_xaxis_transform(),
+                fontsize=7, color="0.3", va="top")
+    ax.set_xlabel("message size (-dataLen, bytes; log scale)")
+
+
+def size_figure(curves: Any, panels: list[tuple[str, str]], title: str, out_dir: Path,
+                stem: str) -> list[Path]:
+    """One panel per column of ``curves`` (views.curves of one test): each curve's mean over
+    runs against message size with its 95% t interval over runs; hollow markers where a
+    run was host-bound."""
+    plt = _plt()
+    panels = [(c, label) for c, label in panels
+              if c in curves and np.isfinite(curves[c].astype(float)).any()]
+    ncols = min(2, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.6 * ncols, 3.6 * nrows), squeeze=False)
+    sizes = sorted({float(s) for s in curves["data_len"]})
+    names = list(dict.fromkeys(curves["curve"]))
+    any_host = False
+    for ax, (col, label) in zip(axes.flat, panels, strict=False):
+        for k, name in enumerate(names):
+            g = curves[curves["curve"] == name].sort_values("data_len")
+            g = g[np.isfinite(g[col].astype(float))]
+            if g.empty:
+                continue
+            x = g["data_len"].to_numpy(float) * 2 ** (0.06 * (k - (len(names) - 1) / 2))
+            est = g[col].to_numpy(float)
+            lo, hi = g[f"{col}_lo"].to_numpy(float), g[f"{col}_hi"].to_numpy(float)
+            err = [np.nan_to_num(est - lo), np.nan_to_num(hi - est)]
+            color, marker = CURVE_COLORS[k % len(CURVE_COLORS)], CURVE_MARKERS[k % 8]
+            ax.errorbar(x, est, yerr=err, marker=marker, capsize=3, color=color, label=name)
+            host = g["host-bound runs"].to_numpy() > 0
+            if host.any():
+                any_host = True
+                ax.plot(x[host], est[host], marker=marker, markerfacecolor="white",
+                        color=color, linestyle="none", zorder=3)
+        _size_axis(ax, sizes)
+        vals = curves[col].astype(float)
+        vals = vals[np.isfinite(vals) & (vals > 0)]
+        if len(vals) and vals.max() / vals.min() > LOG_SPAN:
+            ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: _short_number(v)))
+        ax.set_title(label)
+        ax.grid(True, alpha=0.3, which="both")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_axis_off()
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    if any_host:
+        handles.append(plt.Line2D([], [], marker="o", markerfacecolor="white", color="grey",
+                                  linestyle="none"))
+        labels.append("a run there was host-bound (testbed-bound)")
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(handles), 4), fontsize=8)
+    runs = int(curves["runs"].min()) if len(curves) else 0
+    fig.suptitle(f"{title}\nmean over runs (geometric, except CPU and memory), bars: 95% t "
+                 "interval over runs"
+                 + (" (one run: no interval)" if runs < 2 else ""), fontsize=9)
+    fig.tight_layout(rect=(0, 0.06 + 0.02 * math.ceil(len(handles) / 4), 1, 0.96))
+    paths = _save(fig, out_dir, stem)
+    plt.close(fig)
+    return paths
+
+
+SIZE_PANELS = {
+    "latency": [("latency_mean", "mean RTT (µs)"), ("latency_median", "median RTT (µs)"),
+                ("latency_p99", "p99 RTT (µs)"),
+                ("latency_std", "jitter: standard deviation of the RTT (µs)")],
+    "throughput": [("samples_per_s", "samples/s (median second, summed over subscribers)"),
+                   ("mbps", "Mbit/s (median second, summed over subscribers)"),
+                   ("latency_mean", "mean one-way latency (µs)"),
+                   ("latency_median", "median one-way latency (µs)"),
+                   ("latency_p99", "p99 one-way latency (µs)"),
+                   ("latency_std", "jitter: standard deviation of the one-way latency (µs)")],
+}
+SIZE_TITLES = {"latency": "RTT test: round-trip latency and jitter against message size",
+               "throughput": "Stress test: throughput (and the pings' one-way latency) "
+                             "against message size"}
+
+
+def view_figures(tables: dict, out_dir: Path) -> list[Path]:
+    """The figures against message size (analysis/views.py): per test its metrics, and the
+    CPU and memory per role where the runs sampled them."""
+    from analysis.views import RESOURCE_COLUMNS
+
+    curves = tables.get("curves")
+    if curves is None or curves.empty:
+        return []
+    paths: list[Path] = []
+    for test in dict.fromkeys(curves["test"]):
+        c = curves[curves["test"] == test]
+        name = "rtt" if test == "latency" else "throughput"
+        paths += size_figure(c, SIZE_PANELS.get(test, []), SIZE_TITLES.get(test, test),
+                             out_dir, f"{name}_vs_size")
+        res = [(col, f"{'CPU, % of one core' if col.startswith('cpu') else 'peak RSS, MiB'}"
+                     f": {col.split(' ', 1)[1]}") for col in RESOURCE_COLUMNS if col in c]
+        if res:
+            kind = "RTT test" if test == "latency" else "stress test"
+            paths += size_figure(c, res, f"{kind}: CPU (mean over the run's samples) and peak "
+                                 "memory per role against message size", out_dir,
+                                 f"resources_{name}_vs_size")
+    return paths

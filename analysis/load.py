@@ -18,6 +18,7 @@ CONFIG_KEYS = ("run_id", "group", "mode", "publishers", "subscribers")
 MODES = ("unicast", "multicast")
 LATENCY_COLUMNS = ("run_id", "sample", "latency_us")
 THROUGHPUT_COLUMNS = ("run_id", "subscriber", "second", "samples", "samples_per_s", "mbps", "lost")
+RESOURCES_COLUMNS = ("run_id", "process", "t_s", "cpu_percent", "rss_bytes")
 # Scalar wire metrics (contracts §4) carried into the runs table, prefixed with "wire_".
 WIRE_SCALARS = (
     "packets",
@@ -48,7 +49,8 @@ class Campaign:
 
     ``runs``: one row per run (config keys, ``agent``, ``repetition``, ``discovery`` and
     ``wire_*`` columns, NaN where a run has no capture). ``latency``: run_id (categorical), sample,
-    latency_us. ``throughput``: the throughput table of every run.
+    latency_us. ``throughput``: the throughput table of every run. ``resources``: the CPU
+    and RSS samples of every agent process (runs recorded with ``resources = true``).
     """
 
     path: Path
@@ -58,6 +60,8 @@ class Campaign:
     latency: pd.DataFrame
     throughput: pd.DataFrame
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    resources: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(RESOURCES_COLUMNS)))
 
     def latency_of(self, run_id: str) -> np.ndarray:
         """Publisher 0's latency samples of one run, in order (µs)."""
@@ -137,6 +141,7 @@ def load_campaign(path: str | Path) -> Campaign:
     rows: list[dict] = []
     lat_parts: list[pd.DataFrame] = []
     thr_parts: list[pd.DataFrame] = []
+    res_parts: list[pd.DataFrame] = []
     skipped: list[tuple[str, str]] = []
     for run_id, run_dir in _run_dirs(root, index):
         manifest_path = run_dir / "manifest.json"
@@ -155,6 +160,11 @@ def load_campaign(path: str | Path) -> Campaign:
             lat = lat.sort_values("sample", kind="stable")
         thr = _read_table(run_dir / "tables" / "throughput.parquet", THROUGHPUT_COLUMNS)
         thr["run_id"] = cfg["run_id"]
+        res_path = run_dir / "tables" / "resources.parquet"
+        if res_path.exists():  # optional: runs sample CPU and RSS only when asked to
+            res = _read_table(res_path, RESOURCES_COLUMNS)
+            res["run_id"] = cfg["run_id"]
+            res_parts.append(res[list(RESOURCES_COLUMNS)])
         row = {
             "run_id": cfg["run_id"],
             "group": str(cfg["group"]),
@@ -208,6 +218,8 @@ def load_campaign(path: str | Path) -> Campaign:
         latency=latency,
         throughput=throughput,
         skipped=skipped,
+        resources=(pd.concat(res_parts, ignore_index=True) if res_parts
+                   else pd.DataFrame(columns=list(RESOURCES_COLUMNS))),
     )
 
 

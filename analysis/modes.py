@@ -50,6 +50,9 @@ EQUAL = "practically equal"
 UNDECIDED = "undecided"
 TESTBED_BOUND = dominance.TESTBED_BOUND  # one word for it, whichever test is reported
 QUANTILE = {"median": 0.5, "p99": 0.99}
+# Other per-run statistics (the views of analysis/views.py): jitter is the standard
+# deviation of a run's round trips, as the round-trip studies define it.
+RUN_STATISTICS = {"mean": np.mean, "std": lambda x: np.std(x, ddof=1)}
 # A tail is compared only where each run has enough samples for its p99 to mean something.
 MIN_SAMPLES_FOR_TAIL = 200
 
@@ -60,14 +63,15 @@ def better(mode: str) -> str:
 
 @dataclass
 class ModeVerdict:
-    """The verdict about the two modes for one metric of one matrix point."""
+    """The verdict about the two modes for one metric of one matrix point (or about two
+    levels of another axis, analysis/views.py: ``runs`` names them, reference first)."""
 
     metric: str
     outcome: str  # "<mode> better" | EQUAL | UNDECIDED | TESTBED_BOUND
     statistic: str  # each run's "median" or "p99"
-    runs: dict[str, int]  # mode -> runs compared
+    runs: dict[str, int]  # mode (level) -> runs compared; unicast (the reference) first
     run_values: dict[str, list[float]]  # mode -> each run's statistic (native unit)
-    change: tuple[float, float, float]  # multicast vs unicast, %: estimate, CI low, high
+    change: tuple[float, float, float]  # multicast vs unicast (second vs first), %: est, lo, hi
     df: float = math.nan
     p_difference: float = math.nan  # Welch, two-sided, unadjusted
     p_equivalence: float = math.nan  # TOST, unadjusted
@@ -96,19 +100,22 @@ class ModeVerdict:
         if not self.testable:
             return self.reason
         est, lo, hi = self.change
+        ref, other = self.runs
         return (f"Welch t on {n} run {self.statistic}s (log), "
-                f"multicast {est:+.1f}% [{lo:+.1f}, {hi:+.1f}] vs unicast; "
+                f"{other} {est:+.1f}% [{lo:+.1f}, {hi:+.1f}] vs {ref}; "
                 f"difference p={self.p_difference:.3f}, Holm p={self.p_difference_adj:.3f}; "
                 f"equivalence ±{self.margin:.0%} Holm p={self.p_equivalence_adj:.3f}; "
                 f"family of {self.family}")
 
 
 def run_statistic(sample: stats.Sample, statistic: str = "median") -> list[float]:
-    """Each run's median or p99 (the runs of ``sample`` in order)."""
+    """Each run's median or p99 (or mean, std: RUN_STATISTICS), the runs of ``sample`` in
+    order."""
     out, start = [], 0
     for length in sample.run_lengths.tolist():
-        out.append(float(np.quantile(sample.values[start : start + length],
-                                     QUANTILE[statistic])))
+        x = sample.values[start : start + length]
+        out.append(float(RUN_STATISTICS[statistic](x)) if statistic in RUN_STATISTICS
+                   else float(np.quantile(x, QUANTILE[statistic])))
         start += length
     return out
 
@@ -208,19 +215,33 @@ def judge(
     margin: float = EQUIVALENCE_MARGIN,
 ) -> ModeVerdict:
     """One cell's unadjusted test; :func:`decide` sets the outcome after Holm."""
-    names = ("unicast", "multicast")
-    values = {m: run_statistic(samples[m], statistic) for m in names}
-    runs = {m: len(values[m]) for m in names}
+    values = {m: run_statistic(samples[m], statistic) for m in ("unicast", "multicast")}
+    return judge_values(values, metric=metric, statistic=statistic, alpha=alpha, margin=margin)
+
+
+def judge_values(
+    values: dict[str, list[float]],
+    *,
+    metric: str,
+    statistic: str = "median",
+    alpha: float = stats.ALPHA,
+    margin: float = EQUIVALENCE_MARGIN,
+    compared: str = "the modes",
+    per: str = "mode",
+) -> ModeVerdict:
+    """:func:`judge` on each run's value of two levels (the reference first): the modes, or
+    two implementations, placements ... (``compared``, ``per`` name them in the reason)."""
+    (ref, u), (other, mc) = values.items()
+    runs = {m: len(x) for m, x in values.items()}
     v = ModeVerdict(metric=metric, outcome=UNDECIDED, statistic=statistic, runs=runs,
                     run_values=values, change=(math.nan, math.nan, math.nan), margin=margin,
                     alpha=alpha)
-    u, mc = values["unicast"], values["multicast"]
     if u and mc and all(x > 0 for x in u + mc):
         point = 100.0 * (float(np.exp(np.mean(np.log(mc)) - np.mean(np.log(u)))) - 1.0)
         v.change = (point, math.nan, math.nan)
     if min(runs.values()) < MIN_RUNS:
-        v.reason = (f"undecided: {runs['unicast']} unicast and {runs['multicast']} multicast "
-                    f"run(s); a verdict on the modes needs ≥ {MIN_RUNS} runs per mode "
+        v.reason = (f"undecided: {runs[ref]} {ref} and {runs[other]} {other} "
+                    f"run(s); a verdict on {compared} needs ≥ {MIN_RUNS} runs per {per} "
                     "(run-to-run variation is not estimated from one run)")
         return v
     if not all(x > 0 for x in u + mc):
@@ -242,8 +263,9 @@ def decide(verdicts: list[ModeVerdict], lower_is_better: dict[str, bool]) -> Non
             v.outcome = EQUAL
         elif pd_ < v.alpha:
             lower = lower_is_better[v.metric]
-            multicast_smaller = v.change[0] < 0
-            v.outcome = better("multicast" if multicast_smaller == lower else "unicast")
+            ref, other = v.runs  # unicast, multicast for the modes
+            other_smaller = v.change[0] < 0
+            v.outcome = better(other if other_smaller == lower else ref)
         else:
             v.outcome = UNDECIDED
             v.reason = (f"undecided: neither a difference nor equivalence within "

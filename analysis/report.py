@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import modes, stats
-from analysis.analyse import Analysis, Pair, analyse
-from analysis.figures import all_figures
+from analysis import modes, stats, views
+from analysis.analyse import MODES, Analysis, Pair, analyse
+from analysis.figures import all_figures, view_figures
 from analysis.load import load_campaign
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
 
@@ -58,10 +58,14 @@ the degrees of freedom of few blocks), since exchanging blocks is not valid when
 modes differ in sample size and autocorrelation. The threshold c that sup|ΔF| must
 exceed is the larger of the two tests' 1 − α quantiles, so a difference is called only
 where both tests call it; where |ΔF(x)| > c one mode has significantly more mass below x
-(*X dominates*, *crossing*, *no significant difference*). With fewer than {min_reps}
-runs this test is conditional on the compared runs: it says where these runs differ, not
-that the modes do. Each ECDF is drawn with a {conf:.0f}% *simultaneous* DKW band on the
-effective sample size (n divided by the variance inflation a block bootstrap measures).
+(*X dominates*, *crossing*, *no significant difference*). *X dominates* is said only where
+the worse tail agrees (p99 and p99.9 for latency, p1 and p0.1 for throughput, with
+block-bootstrap intervals of their change): where X's tail is significantly worse it is a
+*tail reversal*, where only its p99 (p1) estimate is worse, *X better in the body*.
+With fewer than {min_reps} runs this test is conditional on the compared runs: it says
+where these runs differ, not that the modes do. Each ECDF is drawn with a {conf:.0f}%
+*simultaneous* DKW band on the effective sample size (n divided by the variance inflation
+a block bootstrap measures).
 The iid Kolmogorov–Smirnov p-value in the comparison table ignores autocorrelation and is
 shown only for contrast.
 """
@@ -126,7 +130,8 @@ def repetitions_summary(analysis: Analysis) -> str:
             by_reps.setdefault(min(p.repetitions.values()), []).append(_where(analysis, p))
     if not by_reps:
         return ""
-    parts = [f"{r} run{'s' if r > 1 else ''} per mode at {', '.join(labels)}"
+    parts = [f"{r} run{'s' if r > 1 else ''} per mode at "
+             f"{', '.join(dict.fromkeys(labels))}"
              for r, labels in sorted(by_reps.items())]
     text = "Verdicts rest on " + "; ".join(parts) + "."
     single = by_reps.get(1, [])
@@ -169,68 +174,40 @@ def coverage_notes(runs: pd.DataFrame) -> str:
 def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     start = time.perf_counter()
     fig_dir, tab_dir = out_dir / "figures", out_dir / "tables"
-    figures = all_figures(analysis, fig_dir)
-    tables = all_tables(analysis)
-    table_paths = write_tables(tables, tab_dir)
     camp = analysis.campaign
+    design = views.Design.of(camp.runs)
+    tables = all_tables(analysis)
+    # Against message size the views replace the per-group templates (one per size, test
+    # and implementation would repeat the same panels dozens of times).
+    figures = ([] if design.by_size else all_figures(analysis, fig_dir)) + view_figures(
+        tables, fig_dir)
+    table_paths = write_tables(tables, tab_dir)
     n_lat = len(camp.latency)
     md: list[str] = [
         f"# mcastlab report: {camp.name}\n",
         f"Results: `{camp.path}`" + (f" · scenario `{camp.scenario}`" if camp.scenario else ""),
-        f" · {len(camp.runs)} complete runs · {n_lat:,} latency samples · "
-        f"{len(camp.throughput):,} subscriber-seconds\n",
+        f" · {len(camp.runs)} complete runs · {n_lat:,} latency samples"
+        + (f" · {len(camp.throughput):,} subscriber-seconds" if len(camp.throughput) else "")
+        + "\n",
     ]
+    md += views.question(design)
     md.append(fidelity_summary(analysis))
     if camp.skipped:
         md.append("**Runs not analysed** (incomplete or failed): "
                   + "; ".join(f"`{r}` ({why})" for r, why in camp.skipped) + "\n")
-    family = max((v.family for v in analysis.verdicts), default=0)
-    md.append(METHOD.format(conf=100 * (1 - analysis.alpha), alpha=analysis.alpha,
-                            n_boot=analysis.n_boot, min_reps=stats.MIN_REPETITIONS_AS_UNITS,
-                            margin=analysis.margin, family=family))
-    md += implementations_section(analysis, tables)
-    md += ablation_section(tables)
-    verdicts = tables["verdicts"]
-    for group in analysis.groups:
-        sfx = "" if len(analysis.groups) == 1 else f"-{group}"
-        sel = verdicts[verdicts["group"] == group]
-        md += [
-            f"## {group}: verdicts\n",
-            "Each cell: the verdict about the modes and the run-level test behind it "
-            "(multicast's change of the run medians against unicast, 95% interval, Holm-"
-            "adjusted p-values), then what the within-run distribution test saw, "
-            "conditional on the compared runs.\n",
-            to_markdown(sel[["participants", "fidelity", "runs per mode", "latency verdict",
-                             "throughput verdict"]]),
-            "\n",
-            to_markdown(sel[["participants", "latency test", "throughput test"]].rename(
-                columns={"latency test": "latency (lower is better)",
-                         "throughput test": "throughput (higher is better)"})),
-            "\n### What the wire shows\n",
-            to_markdown(sel[["participants", "wire evidence"]]),
-            "\n" + "\n".join(f"- {s}" for s in sel["explanation"]) + "\n",
-            f"\n## {group}: latency\n",
-            _img(f"figures/ecdf_latency{sfx}.png", "latency ECDFs"),
-            "\nThe test behind the verdicts: where ΔF leaves the grey band, one mode is "
-            "significantly better.\n\n",
-            _img(f"figures/difference_latency{sfx}.png", "latency ECDF differences"),
-            f"\n## {group}: throughput\n",
-            _img(f"figures/ecdf_throughput{sfx}.png", "throughput ECDFs"),
-            "\n",
-            _img(f"figures/difference_throughput{sfx}.png", "throughput ECDF differences"),
-            "\nPer subscriber (every subscriber-second of every run). The subscribers of "
-            "one run share its conditions: with ≥ 2 runs the runs are the clusters of the "
-            "intervals (t on runs − 1 degrees of freedom); with one run the band and "
-            "intervals are conditional on this run.\n\n",
-            _img(f"figures/ecdf_throughput_per_subscriber{sfx}.png", "per-subscriber ECDFs"),
-            f"\n## {group}: summary vs participant count\n",
-            _img(f"figures/summary{sfx}.png", "summary vs participant count"),
-            to_markdown(tables["summary"][tables["summary"]["group"] == group].drop(
-                columns="group")),
-            f"\n## {group}: wire metrics vs participant count\n",
-            _img(f"figures/wire_metrics{sfx}.png", "wire metrics"),
-            coverage_notes(camp.runs[camp.runs["group"] == group]),
-        ]
+    if any(p.complete for p in analysis.pairs):  # the modes are compared somewhere
+        family = max((v.family for v in analysis.verdicts), default=0)
+        md.append(METHOD.format(conf=100 * (1 - analysis.alpha), alpha=analysis.alpha,
+                                n_boot=analysis.n_boot,
+                                min_reps=stats.MIN_REPETITIONS_AS_UNITS,
+                                margin=analysis.margin, family=family))
+    if design.by_size:
+        md += size_sections(analysis, design, tables)
+    else:
+        md += implementations_section(analysis, tables)
+        md += axis_sections(design, tables)
+        md += ablation_section(tables)
+        md += group_sections(analysis, tables)
     mv = tables["mode_verdicts"]
     if not mv.empty:
         md += ["\n## Verdicts about the modes: test details\n",
@@ -252,7 +229,7 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
                to_markdown(comp.drop(columns=[c for c in comp.columns
                                               if c.endswith(("_lo", "_hi"))]))]
     st = tables["statistics"]
-    if not st.empty:
+    if not st.empty and not design.by_size:  # per group: the views above replace it
         md += ["\n## Statistics per configuration\n",
                "Point estimates from all samples; [lo, hi] are 95% intervals: with "
                "`resampling` = blocks, percentile intervals of the block bootstrap (blocks of "
@@ -274,6 +251,68 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
     report.write_text("\n".join(md))
     return ReportResult(out_dir, report, figures, table_paths, time.perf_counter() - start,
                         summary_dict(analysis))
+
+
+def group_sections(analysis: Analysis, tables: dict[str, pd.DataFrame]) -> list[str]:
+    """Per group, against the participant count: the verdicts about the modes (where both
+    ran), the ECDFs of the metrics the group measured (an RTT test has no throughput: its
+    subscribers only echo), the summary and the wire metrics."""
+    verdicts = tables["verdicts"]
+    camp = analysis.campaign
+    md: list[str] = []
+    for group in analysis.groups:
+        sfx = "" if len(analysis.groups) == 1 else f"-{group}"
+        pairs = analysis.pairs_of(group)
+        compared = any(p.complete for p in pairs)
+        has = {metric: any(p.curve(metric, m) is not None for p in pairs for m in MODES)
+               for metric in ("latency", "throughput")}
+        if compared:
+            sel = verdicts[verdicts["group"] == group]
+            md += [
+                f"## {group}: verdicts\n",
+                "Each cell: the verdict about the modes and the run-level test behind it "
+                "(multicast's change of the run medians against unicast, 95% interval, Holm-"
+                "adjusted p-values), then what the within-run distribution test saw, "
+                "conditional on the compared runs.\n",
+                to_markdown(sel[["participants", "fidelity", "runs per mode",
+                                 "latency verdict", "throughput verdict"]]),
+                "\n",
+                to_markdown(sel[["participants", "latency test", "throughput test"]].rename(
+                    columns={"latency test": "latency (lower is better)",
+                             "throughput test": "throughput (higher is better)"})),
+                "\n### What the wire shows\n",
+                to_markdown(sel[["participants", "wire evidence"]]),
+                "\n" + "\n".join(f"- {s}" for s in sel["explanation"]) + "\n",
+            ]
+        if has["latency"]:
+            md += [f"\n## {group}: latency\n",
+                   _img(f"figures/ecdf_latency{sfx}.png", "latency ECDFs")]
+            if compared:
+                md += ["\nThe test behind the verdicts: where ΔF leaves the grey band, one "
+                       "mode is significantly better.\n\n",
+                       _img(f"figures/difference_latency{sfx}.png", "latency ECDF differences")]
+        if has["throughput"]:
+            md += [f"\n## {group}: throughput\n",
+                   _img(f"figures/ecdf_throughput{sfx}.png", "throughput ECDFs"), "\n"]
+            if compared:
+                md.append(_img(f"figures/difference_throughput{sfx}.png",
+                               "throughput ECDF differences"))
+            md += ["\nPer subscriber (every subscriber-second of every run). The subscribers "
+                   "of one run share its conditions: with ≥ 2 runs the runs are the clusters "
+                   "of the intervals (t on runs − 1 degrees of freedom); with one run the band "
+                   "and intervals are conditional on this run.\n\n",
+                   _img(f"figures/ecdf_throughput_per_subscriber{sfx}.png",
+                        "per-subscriber ECDFs")]
+        md += [
+            f"\n## {group}: summary vs participant count\n",
+            _img(f"figures/summary{sfx}.png", "summary vs participant count"),
+            to_markdown(tables["summary"][tables["summary"]["group"] == group].drop(
+                columns="group")),
+            f"\n## {group}: wire metrics vs participant count\n",
+            _img(f"figures/wire_metrics{sfx}.png", "wire metrics"),
+            coverage_notes(camp.runs[camp.runs["group"] == group]),
+        ]
+    return md
 
 
 def implementations_section(analysis: Analysis, tables: dict[str, pd.DataFrame]) -> list[str]:
@@ -300,7 +339,7 @@ def implementations_section(analysis: Analysis, tables: dict[str, pd.DataFrame])
         "the run medians against it, Welch–Satterthwaite t on the log run medians of the four "
         "groups of runs, Holm-adjusted over the table.\n",
         "Summary: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".\n",
-        to_markdown(side),
+        to_markdown(side.fillna("not measured by this test")),
         "\n" + "\n".join(f"- {s}" for s in agree["sentence"]) + "\n",
     ]
 
@@ -339,6 +378,7 @@ def summary_dict(analysis: Analysis) -> dict:
     with its agent and fidelity, and with several implementations the agreement cells."""
     from analysis import ablation
     from analysis.compare import implementations
+    from analysis.tables import ablation_cells
     from analysis.verdicts import fidelity_cell
 
     def num(v: float) -> float | None:
@@ -355,7 +395,7 @@ def summary_dict(analysis: Analysis) -> dict:
                 "p_equivalence_holm": num(v.p_equivalence_adj),
                 "testbed_reasons": v.testbed_reasons})
     cells = implementations(analysis)
-    abl = ablation.ablations(analysis)
+    abl = ablation_cells(analysis)
     return {"campaign": analysis.campaign.name, "agents": analysis.agents,
             "runs": len(analysis.campaign.runs), "verdicts": verdicts,
             "implementations": [c.as_dict() for c in cells],
@@ -376,11 +416,12 @@ def _paper_inputs(analysis: Analysis, tables: dict, tab_dir: Path) -> list[Path]
     }
     macro_path = tab_dir / "campaign.tex"
     macro_path.write_text("".join(f"\\newcommand{{\\{k}}}{{{v}}}\n" for k, v in macros.items()))
-    sentences = tables["verdicts"]["explanation"].tolist()
+    sentences = tables["verdicts"].get("explanation", pd.Series(dtype=str)).tolist()
     sent_path = tab_dir / "sentences.tex"
-    sent_path.write_text("\\begin{itemize}\n"
-                         + "".join(f"\\item {latex_escape(s)}\n" for s in sentences)
-                         + "\\end{itemize}\n")
+    sent_path.write_text(("\\begin{itemize}\n"
+                          + "".join(f"\\item {latex_escape(s)}\n" for s in sentences)
+                          + "\\end{itemize}\n") if sentences
+                         else "% no verdict about the modes: one mode only\n")
     out = [macro_path, sent_path]
     agree = tables.get("implementation_agreement")
     if agree is not None and not agree.empty:  # [matrix] agents: one sentence per cell
@@ -407,3 +448,137 @@ def generate(results: str | Path, out_dir: str | Path | None = None, *,
     out = Path(out_dir) if out_dir is not None else Path(results) / "report"
     analysis = analyse(campaign, n_boot=n_boot, alpha=alpha, margin=margin)
     return write_report(analysis, out)
+
+
+SIZE_METHOD = """\
+**How to read the views against message size.** Each run is reduced to its statistics:
+for the RTT test the mean, median, p99 and standard deviation (*jitter*) of its round trips
+(the agents store half of each round trip, as Perftest prints it: the views double it),
+for the stress test the median second of the throughput summed over the subscribers
+(samples/s, Mbit/s) and, where each run has at least {min_pings} pings, the one-way latency
+of publisher 0's pings. A curve gives the geometric mean over runs of a statistic with its
+{conf:.0f}% t interval over runs on the log scale (runs as the unit, as the verdicts; one
+run: no interval; CPU and memory: arithmetic means). Sizes are
+Perftest's `-dataLen` (its 28-byte header included), on a log scale; a dotted line marks
+the largest UDP datagram (65,507 bytes), above which a sample is fragmented (DATA_FRAG).
+Hollow markers: a run there was host-bound (testbed-bound).
+
+**Verdicts about {compared}** use the statistics of the verdicts about the modes: each
+run's value on a log scale, Welch's t-test with a {conf:.0f}% t interval of the change,
+TOST within ±{margin:.0%}, Holm over the table (one family per axis and metric);
+*X better*, *practically equal*, *undecided* (also with one run per level) or
+*testbed-bound*. The change is the second level's against the first (the reference).
+"""
+
+
+def _curve_table(curves: pd.DataFrame, test: str) -> pd.DataFrame:
+    """The figure's points as text: per curve and size, each statistic [t interval]."""
+    from analysis.verdicts import fmt_value
+
+    cols = {"latency": [("latency_mean", "mean RTT", "µs"), ("latency_median", "median RTT",
+                                                              "µs"),
+                        ("latency_p99", "p99 RTT", "µs"), ("latency_std", "jitter", "µs")],
+            "throughput": [("samples_per_s", "samples/s", "samples/s"),
+                           ("mbps", "Mbit/s", "Mbit/s"),
+                           ("latency_median", "one-way latency median", "µs"),
+                           ("latency_std", "one-way jitter", "µs")]}[test]
+    c = curves[curves["test"] == test]
+    rows = []
+    for rec in c.to_dict("records"):
+        row = {"curve": rec["curve"], "size": views.size_label(rec["data_len"]),
+               "runs": rec["runs"]}
+        for key, label, unit in cols:
+            est, lo, hi = rec.get(key), rec.get(f"{key}_lo"), rec.get(f"{key}_hi")
+            if est is None or not np.isfinite(est):
+                continue
+            u = "µs" if unit == "µs" else ""  # bounds in the estimate's unit
+            text = fmt_value(est, u).strip()
+            if np.isfinite(lo):
+                text += " [" + ", ".join(fmt_value(b, u).strip() for b in (lo, hi)) + "]"
+            row[label] = text
+        rows.append(row)
+    # "–": a stress run with fewer than MIN_PINGS pings has no latency statistic here
+    return pd.DataFrame(rows).fillna("–")
+
+
+def per_test(tab: pd.DataFrame) -> list[str]:
+    """A verdict table split by test (each with its own metrics' columns)."""
+    names = {"latency": "RTT test", "throughput": "Stress test"}
+    tests = list(dict.fromkeys(tab["test"]))
+    out = []
+    for t in tests:
+        sub = tab[tab["test"] == t].drop(columns="test").dropna(axis=1, how="all")
+        out += ([f"*{names.get(t, t)}*\n\n"] if len(tests) > 1 else []) + [to_markdown(sub), "\n"]
+    return out
+
+
+def axis_sections(design: views.Design, tables: dict[str, pd.DataFrame],
+                  by_size: bool = False) -> list[str]:
+    """Per compared axis (implementations, placements, reliability): its verdict table, a
+    reading per metric, and where the tests are."""
+    md: list[str] = []
+    for axis in design.compared:
+        name = views.AXIS_TABLE[axis]
+        tab = tables.get(f"{name}_verdicts")
+        if tab is None or tab.empty:
+            continue
+        plural = views.COMPARED[axis][1]
+        levels = ", ".join(views.level_text(axis, v) for v in design.levels[axis])
+        md += [f"\n## Verdicts about the {plural}" + (", per message size" if by_size else "")
+               + "\n",
+               f"{levels}: the same matrix, network and placement otherwise, run by run. Per "
+               "point and metric: the verdict, the second level's change of the run values "
+               "against the first and its 95% t interval (runs as the unit; Welch, TOST, Holm "
+               f"over the table; tests in `tables/{name}_verdict_tests.csv`).\n\n",
+               *per_test(tab)]
+        reading = tables.get(f"{name}_reading")
+        if reading is not None and not reading.empty:
+            md.append("\n".join(f"- {line}" for line in reading["line"]) + "\n")
+    return md
+
+
+def size_sections(analysis: Analysis, design: views.Design,
+                  tables: dict[str, pd.DataFrame]) -> list[str]:
+    """The views of a campaign whose message size varies: curves against size per test,
+    the verdicts per size about each compared axis, the CPU and memory per role."""
+    curves = tables.get("curves", pd.DataFrame())
+    compared = ([f"the {views.COMPARED[a][1]}" for a in design.compared]
+                + (["the modes"] if design.modes_compared else []))
+    md = [SIZE_METHOD.format(min_pings=views.MIN_PINGS, conf=100 * (1 - analysis.alpha),
+                             margin=analysis.margin,
+                             compared=" and ".join(compared) or "the compared axes")]
+    names = {"latency": ("RTT test: latency and jitter against message size", "rtt"),
+             "throughput": ("Stress test: throughput against message size", "throughput")}
+    for test in dict.fromkeys(curves.get("test", [])):
+        title, stem = names.get(test, (test, test))
+        md += [f"\n## {title}\n", _img(f"figures/{stem}_vs_size.png", title),
+               "\n", to_markdown(_curve_table(curves, test))]
+    md += axis_sections(design, tables, by_size=True)
+    mt = tables.get("mode_verdicts_by_size")
+    if mt is not None and not mt.empty:
+        md += ["\n## Verdicts about the modes, per message size\n",
+               "The verdicts about the modes (runs as the unit, Holm over the campaign; tests "
+               "in the section *Verdicts about the modes: test details*), only the metrics "
+               "each test measures; multicast's change against unicast.\n\n",
+               *per_test(mt)]
+        md += implementations_section(analysis, tables)
+    res = [t for t in dict.fromkeys(curves.get("test", []))
+           if _has_resources(curves[curves["test"] == t])]
+    if res:
+        md += ["\n## Resource cost per role\n",
+               "CPU share (% of one core, mean of the run's samples every 0.5 s, the first "
+               "left out: it is taken as the agents start) and peak RSS per role: the "
+               "publisher, subscriber 0, and the other subscribers (their mean). The agents "
+               "cycle their pings through the subscribers, as Perftest does, so every "
+               "subscriber echoes its share: subscriber 0 is not the only one that "
+               "responds. A run shorter than 0.5 s has no sample to show.\n"]
+        for t in res:
+            stem = names.get(t, (t, t))[1]
+            md.append(_img(f"figures/resources_{stem}_vs_size.png", f"resources, {t} test"))
+    md += ablation_section(tables)
+    return md
+
+
+def _has_resources(curves: pd.DataFrame) -> bool:
+    cols = [c for c in views.RESOURCE_COLUMNS if c in curves]
+    return any(np.isfinite(curves[c].astype(float)).any() for c in cols)

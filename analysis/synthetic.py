@@ -218,3 +218,99 @@ def _fidelity(host_bound: bool) -> dict:
                     "pub_rate_achieved_share": None},
         "per_host": {}, "window_s": 30.0, "warnings": [], "thresholds": {},
     }
+
+
+def write_views_campaign(
+    out: Path,
+    *,
+    sizes: tuple[int, ...] = (32, 1052, 16412),
+    agents: tuple[str, ...] = ("native", "fastdds"),
+    placements: tuple[str, ...] = ("",),
+    modes: tuple[str, ...] = ("unicast",),
+    test: str = "latency",
+    subscribers: int = 1,
+    repetitions: int = 3,
+    effects: dict[str, float] | None = None,
+    seconds: int = 10,
+    samples: int = 1000,
+    seed: int = 5,
+    campaign: str = "synthetic-views",
+) -> Path:
+    """A campaign across message sizes with known answers, named as the runner names one
+    (``lan-rtt-rel-1052B-same-host-fastdds-1x1-unicast-r2``), for the views of
+    analysis/views.py. The median round trip grows with size as ``40 µs + size / 50 MB/s``
+    (the RTT test stores half of it); the stress test's samples/s fall as ``2e5 / (1 +
+    size / 2 KB)``. ``effects`` multiplies them per level (``{"fastdds": 1.5}``: its RTT
+    1.5×, its samples/s 1/1.5); levels without an effect are identical. CPU and RSS
+    samples per process every 0.5 s: the publisher 50%, subscribers 20%, RSS 10 MiB +
+    the sample size × 100."""
+    rng = np.random.default_rng(seed)
+    effects = effects or {}
+    index = {"campaign": campaign, "scenario": f"synthetic:{campaign}", "runs": []}
+    for size in sizes:
+        for placement in placements:
+            for rep in range(1, repetitions + 1):
+                for agent in agents:
+                    for mode in modes:
+                        factor = (effects.get(agent, 1.0) * effects.get(placement, 1.0)
+                                  * effects.get(mode, 1.0))
+                        parts = ["lan", "rtt", "rel", f"{size}B"] if test == "latency" else [
+                            "lan", "rel", f"{size}B"]
+                        parts += [p for p in (placement,) if p]
+                        parts += [agent] if len(agents) > 1 else []
+                        group = "-".join(parts)
+                        run_id = f"{group}-1x{subscribers}-{mode}-r{rep}"
+                        cfg = {"run_id": run_id, "campaign": campaign, "group": group,
+                               "mode": mode, "discovery": "spdp-multicast", "publishers": 1,
+                               "subscribers": subscribers, "reliable": True,
+                               "data_len": size, "latency_count": 1, "execution_time": 0,
+                               "repetition": rep, "agent": agent, "topology": "lan",
+                               "topology_params": {"hosts": 2}, "test": test,
+                               "placement_variant": placement}
+                        _write_views_run(out / run_id, cfg, factor, rng, seconds, samples)
+                        index["runs"].append({"id": run_id, "status": "complete",
+                                              "attempts": 1, "reason": "", "config": cfg})
+    _write_json(out / "campaign.json", index)
+    return out
+
+
+def _write_views_run(run_dir: Path, cfg: dict, factor: float, rng: np.random.Generator,
+                     seconds: int, samples: int) -> None:
+    tables = run_dir / "tables"
+    tables.mkdir(parents=True, exist_ok=True)
+    size, run_id = cfg["data_len"], cfg["run_id"]
+    run_effect = float(rng.normal(0.0, 0.03))
+    rtt = (40.0 + size / 50.0) * factor
+    one_way = np.exp(np.log(rtt / 2) + run_effect + 0.25 * ar1(samples, 0.3, rng))
+    pd.DataFrame({"run_id": run_id, "sample": np.arange(samples, dtype=np.int64),
+                  "latency_us": one_way}).to_parquet(tables / "latency.parquet", index=False)
+    rows = []
+    if cfg["test"] == "throughput":
+        rate = 2e5 / (1 + size / 2048) / factor * np.exp(-run_effect) / cfg["subscribers"]
+        for s in range(cfg["subscribers"]):
+            sps = np.round(rate * (1 + 0.02 * ar1(seconds, 0.3, rng)))
+            rows.append(pd.DataFrame({
+                "run_id": run_id, "subscriber": np.int32(s),
+                "second": np.arange(1, seconds + 1, dtype=np.int32),
+                "samples": sps.astype(np.int64), "samples_per_s": sps,
+                "mbps": sps * size * 8 / 1e6, "lost": np.zeros(seconds, dtype=np.int64)}))
+    thr = (pd.concat(rows, ignore_index=True) if rows else pd.DataFrame({
+        "run_id": pd.Series(dtype=str), "subscriber": pd.Series(dtype=np.int32),
+        "second": pd.Series(dtype=np.int32), "samples": pd.Series(dtype=np.int64),
+        "samples_per_s": pd.Series(dtype=float), "mbps": pd.Series(dtype=float),
+        "lost": pd.Series(dtype=np.int64)}))
+    thr.to_parquet(tables / "throughput.parquet", index=False)
+    procs = ["pub0", *[f"sub{i}" for i in range(cfg["subscribers"])]]
+    t = np.arange(0.0, 3.0, 0.5)
+    pd.DataFrame({
+        "run_id": run_id, "process": np.repeat(procs, t.size), "host": "h1",
+        "t_s": np.tile(t, len(procs)),
+        "cpu_percent": np.repeat([50.0 if p == "pub0" else 20.0 for p in procs], t.size),
+        "rss_bytes": np.repeat([int(10 * 2**20 + 100 * size)] * len(procs), t.size),
+    }).to_parquet(tables / "resources.parquet", index=False)
+    _write_json(tables / "summary.json", {"pub0": {"latency_count": samples}})
+    _write_json(run_dir / "config.json", cfg)
+    _write_json(run_dir / "manifest.json", {
+        "status": "complete", "git_revision": "synthetic", "git_dirty": False,
+        "start": "2026-11-21T00:00:00Z", "end": "2026-11-21T00:00:30Z", "exit_codes": {},
+        "fidelity": _fidelity(False)})

@@ -167,16 +167,40 @@ def all_tables(analysis: Analysis) -> dict[str, pd.DataFrame]:
         "comparisons": comparisons_table(analysis),
         "wire": wire_table(analysis),
     }
-    if len(analysis.agents) > 1:  # [matrix] agents: the implementations side by side
+    from analysis import ablation, views
+
+    modes_compared = any(p.complete for p in analysis.pairs)
+    if not modes_compared:  # one mode only: no verdict about the modes anywhere
+        for name in ("verdicts", "mode_verdicts", "comparisons"):
+            out[name] = pd.DataFrame()
+    if len(analysis.agents) > 1 and modes_compared:
+        # [matrix] agents: the implementations' verdicts about the modes side by side
         out["implementations"] = implementation_table(analysis)
         out["implementation_agreement"] = implementation_agreement_table(analysis)
-    from analysis import ablation
-
-    cells = ablation.ablations(analysis)
-    if cells:  # factors switched one at a time (or factorially): the ablation table
+    cells = ablation_cells(analysis)
+    if cells:
         out["ablation"] = ablation.table(cells)
         out["ablation_paragraphs"] = pd.DataFrame({"paragraph": ablation.paragraphs(cells)})
+    out.update(views.view_tables(analysis))
     return out
+
+
+def ablation_cells(analysis: Analysis) -> list:
+    """The ablation's cells where it applies: it asks which factor changes multicast's
+    penalty, so only where the modes are compared on both sides of some switch. Against
+    message size an implementation switch alone is what the implementations side by side
+    already test (the same interaction test): no ablation then."""
+    from analysis import ablation, views
+
+    if not any(p.complete for p in analysis.pairs):
+        return []
+    cells = ablation.ablations(analysis)
+    if not any(ablation.NOT_COMPARED not in c.outcomes for c in cells):
+        return []
+    if (views.Design.of(analysis.campaign.runs).by_size
+            and {c.factor for c in cells} == {"implementation"}):
+        return []
+    return cells
 
 
 # ---- writers -------------------------------------------------------------------------
@@ -252,6 +276,17 @@ LATEX_LAYOUT = {
                  "the modes on both sides, what switching does to multicast's penalty, and the "
                  "interaction test (multicast/unicast ratio switched vs baseline, %, Holm)."),
 }
+
+
+for _name, _what in (("implementation", "the implementations"),
+                     ("placement", "the placements"), ("reliability", "the reliability levels")):
+    LATEX_LAYOUT[f"{_name}_verdicts"] = (
+        None, None, f"Verdicts about {_what} per matrix point: the second level's change of "
+        "the run values against the first, % with its 95% t interval (runs as the unit, "
+        "Welch, TOST, Holm over the table).")
+LATEX_LAYOUT["mode_verdicts_by_size"] = (
+    None, None, "Verdicts about the modes per message size: multicast's change against "
+    "unicast, % with its 95% t interval (runs as the unit, Holm over the campaign).")
 
 
 def write_tables(tables: dict[str, pd.DataFrame], out_dir: Path) -> list[Path]:

@@ -110,11 +110,24 @@ def verdict_cell(comp: dominance.Comparison | None, unit: str, why_not: str = ""
         return (f"{dominance.TESTBED_BOUND}, no verdict: the emulator could not keep up "
                 f"({'; '.join(comp.testbed_reasons)}); multicast vs unicast median "
                 f"{fmt_pct(comp.effects['median'])} as measured on the overloaded testbed")
-    text = comp.verdict
+    text = comp.verdict if not comp.body_better else body_phrase(comp)
     if comp.crossovers:
         text += " " + "; ".join(crossover_phrase(c, unit) for c in comp.crossovers)
     median = fmt_pct(comp.effects["median"])
     return f"{text} ({comp.qualifier()}; multicast vs unicast median {median})"
+
+
+def body_phrase(comp: dominance.Comparison) -> str:
+    """A one-sign outcome whose worse tail disagrees: 'tail reversal: multicast better in
+    the body, unicast in the tail (p99 +232% [...] ...), so neither dominates' or
+    'multicast better in the body, not shown in the tail (...): no dominance shown'."""
+    good = comp.body_better
+    other = next(n for n in comp.names if n != good)
+    if comp.verdict == dominance.TAIL_REVERSAL:
+        return (f"{dominance.TAIL_REVERSAL}: {good} better in the body, {other} in the tail "
+                f"({comp.tail_phrase()}), so neither dominates")
+    return (f"{comp.verdict}, its tail worse but not significantly ({comp.tail_phrase()}): "
+            "no dominance shown")
 
 
 def crossover_phrase(c: dominance.Crossover, unit: str) -> str:
@@ -248,6 +261,8 @@ def wire_phrase(pair: Pair, key: str, change: tuple[float, float, float]) -> str
 def _distribution_phrase(comp: dominance.Comparison) -> str:
     """What the within-run distribution test saw (conditional on the compared runs)."""
     test = comp.test_outcome or comp.verdict
+    if comp.body_better:
+        return f"the ECDF test within these runs finds {body_phrase(comp)}"
     if test.endswith("dominates"):
         return f"the ECDF test within these runs finds {test.replace(' dominates', '')} better"
     if test == dominance.CROSSING:
@@ -376,13 +391,8 @@ def verdict_table(analysis: Analysis) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _short_verdict(pair: Pair | None, metric: str) -> str:
-    """'multicast better (−40% [−52, −25])', 'testbed-bound', 'undecided (+3%)' or 'no runs'."""
-    if pair is None:
-        return "no runs"
-    verdict = pair.verdicts.get(metric)
-    if verdict is None:
-        return "not compared"
+def short_verdict(verdict: modes.ModeVerdict) -> str:
+    """'multicast better (−40% [−52, −25])', 'testbed-bound' or 'undecided (+3%)'."""
     if verdict.outcome == modes.TESTBED_BOUND:
         return verdict.outcome
     est, lo, hi = verdict.change
@@ -391,6 +401,14 @@ def _short_verdict(pair: Pair | None, metric: str) -> str:
     if math.isfinite(lo):
         return f"{verdict.outcome} ({est:+.0f}% [{lo:+.0f}, {hi:+.0f}])"
     return f"{verdict.outcome} ({est:+.0f}%)"
+
+
+def _short_verdict(pair: Pair | None, metric: str) -> str:
+    """:func:`short_verdict` of a pair's metric, 'not compared' or 'no runs'."""
+    if pair is None:
+        return "no runs"
+    verdict = pair.verdicts.get(metric)
+    return "not compared" if verdict is None else short_verdict(verdict)
 
 
 def implementation_table(analysis: Analysis) -> pd.DataFrame:

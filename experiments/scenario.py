@@ -418,6 +418,7 @@ class Cluster(_Strict):
     known_hosts: str | None = None
     port: int = Field(default=22, ge=1, le=65535)
     place: dict[str, int] = Field(default_factory=dict)  # node -> server number
+    allow_unverified_revision: bool = False  # run on unverified code (cluster.code_problems)
 
     def config(self, path: Path | str) -> Any:
         from topologies.cluster import ClusterConfig

@@ -11,11 +11,17 @@ killed with SIGKILL:
     {"kind": "dir", "path": "/run/mcastlab/mk3z"}    # private state directory
     {"kind": "netns", "name": "mclcap-mk3z-h1"}      # `ip netns` namespace (carries the tag)
     {"kind": "addr", "dev": "cbrmk3z", "addr": "10.77.0.254/24"}  # root-namespace address
-    {"kind": "remote", "server": "srv2", "clean": ["ssh", ..., "mcastlab", "clean", ...]}
+    {"kind": "remote", "server": "srv2", "session": "3f9c...",
+     "clean": ["ssh", ..., "mcastlab clean --tag mk3z --session 3f9c... --include-live"]}
 
 A "remote" line stands for another server of a cluster (topologies/cluster.py), which keeps
-its own ledger under the same tag; undoing it runs the recorded ssh command, which cleans
-that ledger there. Only an argv starting with ``ssh`` is ever run from a ledger.
+its own ledger under the same tag, owned by a session whose random id is in that ledger's
+owner line (``"session"``); undoing the entry runs the recorded ssh command, which cleans
+that ledger there only if it is that session's (another testbed with the same tag there
+is left alone). Only an argv starting with ``ssh`` and naming the tag and the session is
+ever run from a ledger. When it fails (the server does not answer), the ledger is kept
+with only its unfinished remote lines and its owner marked ``"released"``, so a later
+``mcastlab clean`` tries again.
 
 A process is identified by pid *and* start time, so a recycled pid is never signalled.
 Links, namespaces and addresses are removed only when their name (the device's, for an
@@ -119,9 +125,12 @@ class Ledger:
     entries: list[dict] = field(default_factory=list)
 
     @classmethod
-    def create(cls, state_dir: Path = STATE_DIR, tag: str | None = None) -> Ledger:
+    def create(cls, state_dir: Path = STATE_DIR, tag: str | None = None,
+               session: str | None = None) -> Ledger:
         """Create a ledger with a fresh tag no other live or dead ledger uses; with `tag`,
-        that one (a cluster server's ledger carries its controller's tag) or an error."""
+        that one (a cluster server's ledger carries its controller's tag) or TagTaken.
+        The tag is taken atomically (O_EXCL) with the owner line, which names `session`
+        (a cluster server's: the controller's id for this session, see cluster-session)."""
         state_dir.mkdir(parents=True, exist_ok=True)
         for candidate in [tag] if tag else (new_tag() for _ in range(100)):
             path = state_dir / f"{candidate}.ledger"
@@ -134,11 +143,12 @@ class Ledger:
             me = os.getpid()
             ledger._append(
                 {"kind": "owner", "tag": candidate, "pid": me, "start": proc_start_time(me),
-                 "created": time.time()}
+                 "created": time.time(), **({"session": session} if session else {})}
             )
             return ledger
         if tag:
-            raise RuntimeError(f"a ledger with tag {tag!r} exists already in {state_dir}")
+            raise TagTaken(f"tag {tag!r} is taken: {state_dir / f'{tag}.ledger'} exists "
+                           f"({holder(state_dir / f'{tag}.ledger')})")
         raise RuntimeError(f"could not find a free testbed tag in {state_dir}")
 
     def _append(self, entry: dict) -> None:
@@ -203,13 +213,16 @@ class Ledger:
             raise ValueError(f"link name {name!r} lacks the testbed tag {self.tag!r}")
         self._append({"kind": "link", "name": name})
 
-    def record_remote(self, server: str, clean_argv: Sequence[str]) -> None:
+    def record_remote(self, server: str, session: str, clean_argv: Sequence[str]) -> None:
         """Record another server of a cluster *before* anything is made there: undoing
-        the entry runs `clean_argv` (an ssh command cleaning this tag's ledger there)."""
-        if not clean_argv or clean_argv[0] != "ssh" or self.tag not in clean_argv[-1]:
+        the entry runs `clean_argv` (an ssh command cleaning there the ledger of this tag
+        that `session` owns, and no other)."""
+        if (not clean_argv or clean_argv[0] != "ssh" or self.tag not in clean_argv[-1]
+                or not _names_session(clean_argv, session)):
             raise ValueError(f"remote clean command {clean_argv!r} is not ssh or lacks the "
-                             f"tag {self.tag!r}")
-        self._append({"kind": "remote", "server": server, "clean": list(clean_argv)})
+                             f"tag {self.tag!r} or the session {session!r}")
+        self._append({"kind": "remote", "server": server, "session": session,
+                      "clean": list(clean_argv)})
 
     def record_dir(self, path: Path) -> None:
         """Record a private directory that cleanup may delete (must contain the tag)."""
@@ -241,23 +254,76 @@ class Ledger:
         key.write_text(f"{value}\n")
         return int(key.read_text())
 
-    def release(self) -> None:
-        """Undo everything recorded, then delete the ledger file. What the file lists, not
-        only what this object wrote: on a cluster server, `mcastlab cluster-exec` processes
-        append their own entries to the session's ledger."""
+    def release(self) -> list[str]:
+        """Undo everything recorded, then delete the ledger file; returns a line per action.
+        What the file lists, not only what this object wrote: on a cluster server,
+        `mcastlab cluster-exec` processes append their own entries to the session's
+        ledger. A server that could not be cleaned keeps the file (see :func:`keep`), said
+        in the last line."""
         try:
             entries = read_ledger(self.path)
         except OSError:
             entries = self.entries
-        undo(entries, self.tag, self.path.parent)
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+        done, pending = undo(entries, self.tag, self.path.parent)
+        if pending:
+            done.append(keep(self.path, entries, pending))
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+        return done
 
 
-def undo(entries: list[dict], tag: str, state_dir: Path = STATE_DIR) -> list[str]:
-    """Remove what `entries` list, newest first. Returns a line per action taken.
-    `state_dir` holds the other testbeds' ledgers (a raised sysctl they hold stays)."""
+class TagTaken(RuntimeError):
+    """A ledger with the requested tag exists already."""
+
+
+def _names_session(argv: Sequence[str], session: str | None) -> bool:
+    return bool(session) and f"--session {session}" in argv[-1]
+
+
+def holder(path: Path) -> str:
+    """Who holds the ledger `path`, for messages."""
+    owner = owner_of(path)
+    if owner is None:
+        return "no owner line"
+    state = "running" if owner_alive([owner]) else "not running: `mcastlab clean` removes it"
+    return f"owner pid {owner.get('pid')}, {state}"
+
+
+def owner_of(path: Path) -> dict | None:
+    """The owner line of the ledger `path` (its first line), or None."""
+    try:
+        with path.open() as f:
+            first = json.loads(f.readline())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return first if isinstance(first, dict) and first.get("kind") == "owner" else None
+
+
+def keep(path: Path, entries: list[dict], pending: list[dict]) -> str:
+    """Rewrite the ledger `path` with only `pending` (the remote cleans that failed) under
+    its owner line marked released (so `mcastlab clean` no longer waits for its owner);
+    atomically, so a crash leaves the old file or the new one. Returns what to tell."""
+    owner = next((e for e in entries if e.get("kind") == "owner"), {"kind": "owner"})
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w") as f:
+        for e in [{**owner, "released": time.time()}, *pending]:
+            f.write(json.dumps(e) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    servers = ", ".join(e["server"] for e in pending)
+    return (f"ledger {path} kept for {servers}, not cleaned: run `mcastlab clean --tag "
+            f"{path.stem}` once {'it answers' if len(pending) == 1 else 'they answer'}")
+
+
+def undo(entries: list[dict], tag: str,
+         state_dir: Path = STATE_DIR) -> tuple[list[str], list[dict]]:
+    """Remove what `entries` list, newest first. Returns a line per action taken, and the
+    remote entries whose server could not be cleaned (to keep). `state_dir` holds the other
+    testbeds' ledgers (a raised sysctl they hold stays)."""
     done: list[str] = []
+    pending: list[dict] = []
     procs = [e for e in entries if e["kind"] == "proc"]
     # Signal everything first, then wait, so many processes stop in parallel. Node shells
     # (interactive bash ignores SIGTERM) go last, once the daemons in them had their chance.
@@ -293,21 +359,36 @@ def undo(entries: list[dict], tag: str, state_dir: Path = STATE_DIR) -> list[str
             _rmdir_cgroup(Path(e["path"]))
             done.append(f"removed cgroup {e['path']}")
         elif e["kind"] == "remote" and e["clean"][:1] == ["ssh"] and tag in e["clean"][-1]:
-            try:
-                r = subprocess.run(e["clean"], capture_output=True, text=True, check=False,
-                                   timeout=120)
-            except subprocess.TimeoutExpired:
-                done.append(f"server {e['server']}: no answer within 120 s; clean it there")
-                continue
-            lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.strip()]
-            status = "" if r.returncode == 0 else f" (ssh exit {r.returncode})"
-            done.append(f"cleaned server {e['server']}{status}: "
-                        + ("; ".join(lines[-3:]) or "nothing was left there"))
+            lines, cleaned = _clean_remote(e)
+            done += lines
+            if not cleaned:
+                pending.append(e)
         elif e["kind"] == "sysctl" and e["key"].startswith(SYSCTL_ROOT):
             line = _restore_sysctl(e, tag, state_dir)
             if line:
                 done.append(line)
-    return done
+    return done, pending
+
+
+def _clean_remote(entry: dict) -> tuple[list[str], bool]:
+    """Run a remote entry's clean command: (what happened, a line per action there then
+    the outcome; whether the entry is done)."""
+    server = entry["server"]
+    if not _names_session(entry["clean"], entry.get("session")):
+        return ([f"server {server}: its clean command names no session (recorded by an older "
+                 f"mcastlab), not run: it could remove another testbed's ledger there; clean "
+                 f"that server by hand"], True)
+    try:
+        r = subprocess.run(entry["clean"], capture_output=True, text=True, check=False,
+                           timeout=120)
+    except subprocess.TimeoutExpired:
+        return [f"server {server} not cleaned: no answer within 120 s"], False
+    lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.strip()]
+    if r.returncode != 0:
+        return [f"server {server} not cleaned (ssh exit {r.returncode}): "
+                f"{'; '.join(lines[-3:]) or 'no output'}"], False
+    return ([f"server {server}: {ln}" for ln in lines]
+            + [f"cleaned server {server}" + ("" if lines else ": nothing was left there")], True)
 
 
 def sysctl_holders(state_dir: Path, key: str, exclude: str) -> list[dict]:
@@ -360,8 +441,9 @@ def read_ledger(path: Path) -> list[dict]:
 
 
 def owner_alive(entries: list[dict]) -> bool:
+    """Whether the ledger's owner still runs it (not once it released it: see keep)."""
     owner = next((e for e in entries if e.get("kind") == "owner"), None)
-    if not owner or owner.get("start") is None:
+    if not owner or owner.get("start") is None or owner.get("released"):
         return False
     return proc_alive(owner["pid"], owner["start"])
 
@@ -371,25 +453,44 @@ def ledgers(state_dir: Path = STATE_DIR) -> Iterator[Path]:
         yield from sorted(state_dir.glob("*.ledger"))
 
 
+def kept(state_dir: Path = STATE_DIR, tag: str | None = None) -> list[Path]:
+    """Ledgers kept for a server that could not be cleaned (their owner released them)."""
+    return [p for p in ledgers(state_dir) if tag in (None, p.stem)
+            and (owner_of(p) or {}).get("released")]
+
+
 def clean(state_dir: Path = STATE_DIR, include_live: bool = False,
-          tag: str | None = None) -> list[str]:
+          tag: str | None = None, session: str | None = None) -> list[str]:
     """Remove what every ledger in `state_dir` (or only `tag`'s) lists; skip live owners
-    unless asked."""
+    unless asked. With `session` (and `tag`: a controller cleaning its cluster server),
+    only a ledger that session owns."""
     report: list[str] = []
     for path in ledgers(state_dir):
         if tag is not None and path.stem != tag:
             continue
-        report += clean_ledger(path, include_live)
+        report += clean_ledger(path, include_live, session)
     return report
 
 
-def clean_ledger(path: Path, include_live: bool = False) -> list[str]:
-    """Remove what one ledger lists, then the ledger (skipped while its owner lives)."""
+def clean_ledger(path: Path, include_live: bool = False,
+                 session: str | None = None) -> list[str]:
+    """Remove what one ledger lists, then the ledger (skipped while its owner lives, or
+    when `session` is given and does not own it). A server that could not be cleaned keeps
+    the ledger, with only that entry (see keep)."""
     entries = read_ledger(path)
     tag = path.stem
+    if session is not None:
+        owner = next((e for e in entries if e.get("kind") == "owner"), {})
+        if owner.get("session") != session:
+            return [f"{tag}: another testbed's ledger (not session {session}: {holder(path)}),"
+                    f" left alone"]
     if owner_alive(entries) and not include_live:
         return [f"{tag}: owner still running, skipped (use --include-live)"]
-    report = [f"{tag}: {line}" for line in undo(entries, tag, path.parent)]
+    done, pending = undo(entries, tag, path.parent)
+    report = [f"{tag}: {line}" for line in done]
+    if pending:
+        report.append(f"{tag}: {keep(path, entries, pending)}")
+        return report
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     report.append(f"{tag}: ledger removed")

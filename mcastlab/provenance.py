@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import platform
 import re
@@ -33,11 +34,51 @@ def _first_version(text: str) -> str | None:
     return m.group(0) if m else None
 
 
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
+                              timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess(args, 127, b"", str(exc).encode())
+
+
+def _why(r: subprocess.CompletedProcess[bytes]) -> str:
+    lines = r.stderr.decode(errors="replace").strip().splitlines()
+    return lines[0] if lines else f"git exit {r.returncode}"
+
+
+def code_state(repo: Path = paths.REPO_ROOT) -> dict[str, Any]:
+    """The code at `repo` as git sees it: ``revision`` and ``dirty`` (a tracked file
+    differs from that revision), with ``diff_sha256`` of those changes (``git diff HEAD
+    --binary``) when dirty, or ``unknown``: why git could not tell (its own words, e.g.
+    "fatal: detected dubious ownership in repository at '/opt/mcastlab'" for root in a
+    checkout owned by another user). A repository around `repo` is not `repo`'s."""
+    unknown: dict[str, Any] = {"revision": None, "dirty": None}
+    r = _git(repo, "rev-parse", "--show-toplevel", "HEAD")
+    words = r.stdout.decode(errors="replace").split()
+    if r.returncode != 0 or len(words) != 2:
+        return {**unknown, "unknown": _why(r)}
+    top, rev = words
+    if Path(top).resolve() != repo.resolve():
+        return {**unknown, "unknown": f"{repo} is not a git checkout (git found the "
+                                      f"repository {top} around it)"}
+    if not re.fullmatch(r"[0-9a-f]{40}", rev):
+        return {**unknown, "unknown": f"git rev-parse HEAD gave {rev[:60]!r}"}
+    r = _git(repo, "status", "--porcelain", "--untracked-files=no")
+    if r.returncode != 0:
+        return {**unknown, "unknown": _why(r)}
+    state: dict[str, Any] = {"revision": rev, "dirty": bool(r.stdout.strip())}
+    if state["dirty"]:
+        r = _git(repo, "diff", "HEAD", "--binary")
+        state["diff_sha256"] = (hashlib.sha256(r.stdout).hexdigest() if r.returncode == 0
+                                else None)
+    return state
+
+
 def git_state(repo: Path = paths.REPO_ROOT) -> dict[str, Any]:
-    rev = _cmd(["git", "-C", str(repo), "rev-parse", "HEAD"])
-    status = _cmd(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"])
-    ok = bool(re.fullmatch(r"[0-9a-f]{40}", rev))
-    return {"revision": rev if ok else None, "dirty": bool(status) if ok else None}
+    """Revision and dirty flag of `repo` (None, None when git cannot tell: see code_state)."""
+    state = code_state(repo)
+    return {"revision": state["revision"], "dirty": state["dirty"]}
 
 
 def cpu_info() -> dict[str, Any]:

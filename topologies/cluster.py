@@ -28,10 +28,23 @@ then execs the command (same pid, same start time). The controller's ledger reco
 anything is made remotely, the ssh command that cleans the server's ledger, so ``mcastlab
 clean`` on the controller cleans every server too, also after a SIGKILL.
 
-Assumptions, checked before anything is built (:meth:`Cluster.preflight`): key-based ssh as
-root in batch mode with known host keys; the same mcastlab install, at the same path, on
-every server; VXLAN in every server's kernel; sshd's MaxSessions large enough for one
-multiplexed session per remote node plus the commands in flight.
+Tags are unique per machine only, so a server may hold the controller's tag already (its
+own testbed, another controller's session). Each session therefore has a random id (16 hex
+digits) that its ledger's owner line carries: the session takes the tag on its server
+atomically with that line and is refused if the tag is taken; the recorded clean command,
+``mcastlab clean --tag T --session S``, cleans only the ledger session S owns (another
+testbed with tag T there is left alone), and ``cluster-exec`` appends only to it. That is
+why the clean command can be recorded before the session exists: it can never touch more
+than what session S made. A clean that fails (the server does not answer) keeps its entry
+in the controller's ledger, said, for a later ``mcastlab clean``.
+
+Assumptions, checked before anything is built (:meth:`Cluster.preflight`,
+:func:`code_problems`): key-based ssh as root in batch mode with known host keys; the same
+mcastlab install, at the same path and the same committed git revision (no changed tracked
+file), on every server and the controller (``allow_unverified_revision = true`` accepts an
+unknown revision or changed files, recorded); VXLAN in every server's kernel; sshd's
+MaxSessions large enough for one multiplexed session per remote node plus the commands in
+flight.
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shlex
 import subprocess
 import time
@@ -49,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcastlab.paths import REPO_ROOT
 from topologies.servers import describe_layout, place, server_name, tunnelled, vxlan_add
-from topologies.spec import Spec, TopologyParamError
+from topologies.spec import BuildError, Spec, TopologyParamError
 
 if TYPE_CHECKING:
     from topologies.net import Network
@@ -66,6 +80,8 @@ SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
                "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
                "-o", "ServerAliveCountMax=6", "-o", "LogLevel=ERROR")
 _DEST = re.compile(r"^(?:(?P<user>[a-z_][a-z0-9_-]*)@)?(?P<host>[A-Za-z0-9.-]+)$")
+# The override of the same-code check: an unknown revision or changed tracked files.
+UNVERIFIED_KEY = "allow_unverified_revision"
 
 
 @dataclass(frozen=True)
@@ -80,8 +96,10 @@ class ClusterConfig:
     # Explicit placement: {node: server (1-based)} for the nodes named; the others
     # round-robin (see placement).
     place: tuple[tuple[str, int], ...] = ()
+    # Run although a server's code cannot be verified (see code_problems); recorded.
+    allow_unverified_revision: bool = False
 
-    KEYS = ("servers", "identity", "known_hosts", "port", "place")
+    KEYS = ("servers", "identity", "known_hosts", "port", "place", UNVERIFIED_KEY)
 
     @classmethod
     def from_section(cls, section: Any, source: str) -> ClusterConfig:
@@ -118,15 +136,22 @@ class ClusterConfig:
             raise ValueError(f"{where} place: expected a table {{node = server number}} with "
                              f"server numbers 1-{len(servers)} (the order of servers), got "
                              f"{place!r}")
+        unverified = section.get(UNVERIFIED_KEY, False)
+        if not isinstance(unverified, bool):
+            raise ValueError(f"{where} {UNVERIFIED_KEY}: expected true or false, got "
+                             f"{unverified!r}")
         paths = {}
         for key in ("identity", "known_hosts"):
             value = section.get(key)
             if value is not None and (not isinstance(value, str) or not Path(value).is_file()):
                 raise ValueError(f"{where} {key}: expected the path of an existing file, "
                                  f"got {value!r}")
-            paths[key] = value
+            # Absolute (from the current directory, where it was found): the ledger's
+            # recorded clean command must work from any directory.
+            paths[key] = None if value is None else os.path.abspath(value)
         return cls(servers=tuple(servers), port=port, source=source,
-                   place=tuple(sorted(place.items())), **paths)
+                   place=tuple(sorted(place.items())), allow_unverified_revision=unverified,
+                   **paths)
 
 
 def placement(spec: Spec, config: ClusterConfig) -> dict[str, int]:
@@ -163,13 +188,14 @@ def placement(spec: Spec, config: ClusterConfig) -> dict[str, int]:
 
 
 class Remote:
-    """One server other than the controller, for the testbed `tag`: the ssh commands that
-    reach it."""
+    """One server other than the controller, for the testbed `tag` and its `session` there:
+    the ssh commands that reach it."""
 
-    def __init__(self, k: int, dest: str, config: ClusterConfig, control_dir: Path, tag: str):
+    def __init__(self, k: int, dest: str, config: ClusterConfig, control_dir: Path, tag: str,
+                 session: str):
         m = _DEST.match(dest)
         assert m is not None  # validated by ClusterConfig
-        self.k, self.name, self.tag = k, server_name(k), tag
+        self.k, self.name, self.tag, self.session = k, server_name(k), tag, session
         self.dest = dest if m["user"] else f"root@{dest}"
         self.host = m["host"]
         self.control = control_dir / f"{self.name}.ctl"
@@ -196,8 +222,15 @@ class Remote:
         (`interruptible`: as its child, sent SIGINT when the ssh client's stdin closes)."""
         extra = ["--record-link", record_link] if record_link else []
         extra += ["--interrupt-on-eof"] if interruptible else []
-        return self.ssh([str(MCASTLAB), "cluster-exec", "--tag", self.tag, "--node", node,
-                         "--what", what, *extra, "--", *argv], tty=tty)
+        return self.ssh([str(MCASTLAB), "cluster-exec", "--tag", self.tag, "--session",
+                         self.session, "--node", node, "--what", what, *extra, "--", *argv],
+                        tty=tty)
+
+    def clean_command(self) -> list[str]:
+        """The local argv cleaning on this server what this session made there (its own
+        connection: it must work after the controller died)."""
+        return self.ssh([str(MCASTLAB), "clean", "--tag", self.tag, "--session", self.session,
+                         "--include-live"], shared=False)
 
 
 @dataclass
@@ -253,7 +286,8 @@ class Cluster:
         self.net, self.config = net, config
         self.where = placement(net.spec, config)
         self.control_dir = net.private / "ssh"
-        self.remotes = {k: Remote(k, dest, config, self.control_dir, net.tag)
+        self.session = secrets.token_hex(8)  # names this testbed's ledger on every server
+        self.remotes = {k: Remote(k, dest, config, self.control_dir, net.tag, self.session)
                         for k, dest in enumerate(config.servers, start=1) if dest != LOCAL}
         links = tunnelled(net.spec, self.where)
         if len(links) > VNI_SPAN:
@@ -264,6 +298,8 @@ class Cluster:
         self.sessions: dict[int, Session] = {}
         self.addresses: dict[int, str] = {}
         self.staging: dict[int, str] = {}  # server -> its directory for the nodes' files
+        self.code: dict[str, dict[str, Any]] = {}  # server -> its code (code_problems)
+        self.unverified: dict[str, str] = {}  # server -> why, run by the override
 
     # --- placement ------------------------------------------------------------------------
     def remote_of(self, node: str) -> Remote | None:
@@ -277,9 +313,9 @@ class Cluster:
         pass  # the servers are joined by their own network: nothing to start once nodes exist
 
     def open(self) -> None:
-        """Check every server, then open a session on each (before any node is made); each
-        session raises its server's neighbour table limits for the network, as
-        Network does here."""
+        """Check every server (nothing is made anywhere until all passed), then open a
+        session on each (before any node is made); each session raises its server's
+        neighbour table limits for the network, as Network does here."""
         from topologies.net import neighbour_need
 
         if not self.net.private.exists():
@@ -287,16 +323,21 @@ class Cluster:
         self.control_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         need = {k: sum(1 for n, s in self.where.items() if s == k) + SESSION_MARGIN
                 for k in self.remotes}
+        checks = {}
         for k, remote in self.remotes.items():
             self.net.step = ("checking the server", remote.name)
-            # Recorded before anything exists there: `mcastlab clean` here cleans it there.
-            self.net.ledger.record_remote(remote.name, remote.ssh(
-                [str(MCASTLAB), "clean", "--tag", self.net.tag, "--include-live"],
-                shared=False))
-            check = self.preflight(remote, need[k])
+            checks[k] = self.preflight(remote, need[k])
+        self.net.step = ("checking the servers' code", "-")
+        self.check_code(checks)
+        for k, remote in self.remotes.items():
+            check = checks[k]
+            # Recorded before anything exists there: `mcastlab clean` here cleans it there,
+            # only what this session made (the tag alone may be another testbed's there).
+            self.net.ledger.record_remote(remote.name, self.session, remote.clean_command())
             self.net.step = ("opening the session", remote.name)
             proc = self.net.ledger.spawn(
                 remote.ssh([str(MCASTLAB), "cluster-session", "--tag", self.net.tag,
+                            "--session", self.session,
                             "--neighbours", str(neighbour_need(self.net.spec))], master=True),
                 remote.name, "ssh", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, text=True)
@@ -306,9 +347,15 @@ class Cluster:
             # "ready <ledger> <staging directory> <its neighbour table record, JSON>"
             words = line.split(maxsplit=3)
             if len(words) != 4 or words[0] != "ready":
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=10)  # its output ended: its exit status follows
                 err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
-                raise TopologyParamError(f"[cluster] server {remote.dest}: the session did "
-                                         f"not start: {(line + err).strip() or 'no answer'}")
+                refused = proc.poll() == 3  # the tag is another testbed's there
+                raise TopologyParamError(
+                    f"[cluster] server {remote.dest}: the session did not start: "
+                    f"{(line + err).strip() or 'no answer'}"
+                    + ("; nothing was changed there; run again (a new testbed, a new tag)"
+                       if refused else ""))
             self.addresses[k] = remote.host
             self.staging[k] = words[2]
             session.check["neighbour_table"] = json.loads(words[3])
@@ -333,17 +380,11 @@ class Cluster:
                                      f"install at {REPO_ROOT}")
         info = json.loads(r.stdout)
         from mcastlab import __version__
-        from mcastlab.provenance import git_state
 
         problems = []
         if info.get("version") != __version__ or info.get("repo") != str(REPO_ROOT):
             problems.append(f"mcastlab {info.get('version')} at {info.get('repo')}, here "
                             f"{__version__} at {REPO_ROOT}")
-        theirs = (info.get("provenance") or {}).get("git", {}).get("revision")
-        ours = git_state().get("revision")
-        if theirs and ours and theirs != ours:
-            problems.append(f"git revision {theirs[:12]}, here {ours[:12]} (check out the same "
-                            f"revision on every server)")
         if not info.get("vxlan"):
             problems.append("no VXLAN devices (CONFIG_VXLAN)")
         if not info.get("mnexec"):
@@ -356,6 +397,35 @@ class Cluster:
         info["check_s"] = round(t1 - t0, 3)
         del info["time"]  # taken at an unknown point of a long check: see clock()
         return info
+
+    def check_code(self, checks: dict[int, dict[str, Any]]) -> None:
+        """Refuse unless every server, and the controller, runs the same committed code
+        (see code_problems); keep what each runs for the manifest."""
+        from mcastlab.provenance import code_state
+
+        states: dict[str, tuple[str, dict[str, Any]]] = {}
+        if self.config.servers[0] != LOCAL:
+            states["controller"] = ("this machine", code_state())
+        for k, dest in enumerate(self.config.servers, start=1):
+            if k not in self.remotes:
+                states[server_name(k)] = ("localhost", code_state())
+            else:
+                states[server_name(k)] = (dest, checks[k].get("code") or {
+                    "revision": None, "dirty": None,
+                    "unknown": "its mcastlab does not report its code (cluster-check)"})
+        refusals, self.unverified = code_problems(states, self.config.allow_unverified_revision)
+        if refusals:  # the servers and why first: the line is bounded (the log has it all)
+            revisions = {state.get("revision") for _, state in states.values()} - {None}
+            refused = [n for n, (_, state) in states.items()
+                       if (n in self.unverified and not self.config.allow_unverified_revision)
+                       or (len(revisions) > 1 and state.get("revision"))]
+            self.net.log(f"== {self.config.source}: [cluster] refused: " + "; ".join(refusals))
+            raise BuildError("checking the code on every server", ", ".join(refused) or "-",
+                             "; ".join(refusals))
+        self.code = {name: state for name, (_, state) in states.items()}
+        if self.unverified:
+            self.net.log(f"== cluster: {UNVERIFIED_KEY} = true, run on unverified code: "
+                         + json.dumps(self.unverified))
 
     def clock(self, remote: Remote, tries: int = 3) -> dict[str, float]:
         """The server's clock minus ours, from the quickest of `tries` round trips over
@@ -475,8 +545,6 @@ class Cluster:
             net.log(f"== {server_name(here)}: tunnel {a}-{b} end {intf} (exit {r.returncode})"
                     f"\n{script}\n{(r.stdout + r.stderr).strip()}")
             if r.returncode != 0:
-                from topologies.spec import BuildError
-
                 raise BuildError(f"creating the tunnel {a}-{b}", server_name(here),
                                  (r.stdout + r.stderr).strip()[-200:] or f"exit {r.returncode}",
                                  str(net.build_log))
@@ -489,9 +557,49 @@ class Cluster:
             "emulated": False,
             "servers": {server_name(k): {
                 "dest": dest, "address": self.addresses.get(k),
-                **(self.sessions[k].check if k in self.sessions else {})}
+                **(self.sessions[k].check if k in self.sessions else {}),
+                "code": self.code.get(server_name(k))}
                 for k, dest in enumerate(self.config.servers, start=1)},
+            **({"controller_code": self.code["controller"]} if "controller" in self.code
+               else {}),
+            UNVERIFIED_KEY: self.config.allow_unverified_revision,
+            "unverified": self.unverified,
         }
+
+
+def code_problems(states: dict[str, tuple[str, dict[str, Any]]],
+                  allow_unverified: bool) -> tuple[list[str], dict[str, str]]:
+    """What refuses a cluster for the code it would run: (refusals, unverified), from
+    `states` = {server: (who, mcastlab.provenance.code_state() there)}. Unverified: a
+    revision git could not tell (e.g. root in a checkout owned by another user) or tracked
+    files changed since it, {server: why}; refused unless `allow_unverified`. Known
+    revisions that differ are always refused.
+
+    >>> ok = {"revision": "a" * 40, "dirty": False}
+    >>> code_problems({"srv1": ("localhost", ok), "srv2": ("10.0.0.2", ok)}, False)
+    ([], {})
+    >>> dirty = {"revision": "a" * 40, "dirty": True, "diff_sha256": "f" * 64}
+    >>> code_problems({"srv1": ("localhost", ok), "srv2": ("10.0.0.2", dirty)}, True)[1]
+    {'srv2': 'tracked files changed since aaaaaaaaaaaa'}
+    """
+    unverified: dict[str, str] = {}
+    for name, (_who, state) in states.items():
+        if not state.get("revision"):
+            unverified[name] = f"git revision unknown: {state.get('unknown') or 'not reported'}"
+        elif state.get("dirty") is not False:
+            unverified[name] = f"tracked files changed since {state['revision'][:12]}"
+    refusals = []
+    revisions = {name: state["revision"] for name, (_who, state) in states.items()
+                 if state.get("revision")}
+    if len(set(revisions.values())) > 1:
+        refusals.append(", ".join(f"{name} ({states[name][0]}) at {rev[:12]}"
+                                  for name, rev in revisions.items())
+                        + ": check out the same revision on every server")
+    if unverified and not allow_unverified:
+        refusals += [f"{name} ({states[name][0]}): {why}" for name, why in unverified.items()]
+        refusals.append(f"every server must run one committed revision, or set "
+                        f"{UNVERIFIED_KEY} = true in [cluster] (recorded)")
+    return refusals, unverified
 
 
 def check_info() -> dict[str, Any]:
@@ -512,7 +620,9 @@ def check_info() -> dict[str, Any]:
     from mcastlab.provenance import provenance
 
     have = capabilities.detect()
+    from mcastlab.provenance import code_state
+
     return {"version": __version__, "repo": str(REPO_ROOT), "vxlan": have.get("vxlan", False),
             "mnexec": shutil.which("mnexec") is not None, "max_sessions": max_sessions,
             "kernel": os.uname().release, "host": os.uname().nodename, "time": time.time(),
-            "provenance": provenance()}
+            "provenance": provenance(), "code": code_state()}

@@ -35,6 +35,8 @@ def register(subparsers: Any) -> None:
     c.add_argument("--include-live", action="store_true",
                    help="also tear down testbeds whose owner process is still running")
     c.add_argument("--tag", help="only the testbed with this tag")
+    c.add_argument("--session", help="(cluster, with --tag; run over ssh by the controller) "
+                   "only if this session owns the tag's ledger here")
     c.set_defaults(func=cmd_clean)
 
     # Run on the other servers of a [cluster] by the controller, over ssh
@@ -42,6 +44,8 @@ def register(subparsers: Any) -> None:
     s = subparsers.add_parser("cluster-session", help="(cluster, run over ssh) own this "
                               "server's ledger until stdin closes")
     s.add_argument("--tag", required=True)
+    s.add_argument("--session", required=True,
+                   help="the controller's id for this session, in the ledger's owner line")
     s.add_argument("--neighbours", type=int, default=0,
                    help="ARP entries the network may need: this server's neighbour table "
                         "limits are raised for them (restored when the session ends)")
@@ -49,6 +53,7 @@ def register(subparsers: Any) -> None:
     x = subparsers.add_parser("cluster-exec", help="(cluster, run over ssh) record this "
                               "process in the server's ledger, then exec the command")
     x.add_argument("--tag", required=True)
+    x.add_argument("--session", required=True, help="the session owning the tag's ledger")
     x.add_argument("--node", required=True)
     x.add_argument("--what", required=True)
     x.add_argument("--record-link", help="a root-namespace link the command creates")
@@ -172,27 +177,38 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
+    """Exit 1 when a ledger stays for a server that could not be cleaned (said so)."""
     from mcastlab import ledger
 
-    for line in ledger.clean(include_live=args.include_live, tag=args.tag):
+    if args.session and not args.tag:
+        print("mcastlab clean: --session needs --tag", file=sys.stderr)
+        return 2
+    for line in ledger.clean(include_live=args.include_live, tag=args.tag,
+                             session=args.session):
         print(line)
-    return 0
+    return 1 if ledger.kept(tag=args.tag) else 0
 
 
 def cmd_cluster_session(args: argparse.Namespace) -> int:
-    """Own this server's ledger for the controller's testbed `--tag`: say "ready", wait
-    for end of file on stdin (the controller closed it, or its connection died), then
-    stop everything recorded and remove the ledger."""
+    """Own this server's ledger for the controller's testbed `--tag`, session `--session`
+    (taken atomically, refused with exit 3 when this server holds that tag already, for
+    another testbed: then nothing is changed here); say "ready", wait for end of file on
+    stdin (the controller closed it, or its connection died), then stop everything
+    recorded and remove the ledger."""
     import signal
+    import tempfile
 
-    from mcastlab.ledger import Ledger
+    from mcastlab.ledger import Ledger, TagTaken
 
     def ended(_signo: int, _frame: Any) -> None:
         raise SystemExit(0)
 
-    import tempfile
-
-    led = Ledger.create(tag=args.tag)
+    try:
+        led = Ledger.create(tag=args.tag, session=args.session)
+    except TagTaken as exc:
+        print(f"mcastlab cluster-session: refused on {os.uname().nodename}: {exc}",
+              file=sys.stderr)
+        return 3
     signal.signal(signal.SIGTERM, ended)
     signal.signal(signal.SIGHUP, ended)
     try:
@@ -216,14 +232,18 @@ def cmd_cluster_session(args: argparse.Namespace) -> int:
 
 
 def cmd_cluster_exec(args: argparse.Namespace) -> int:
-    """Append this process (and `--record-link`) to the ledger of `--tag`, then exec."""
-    from mcastlab.ledger import Ledger
+    """Append this process (and `--record-link`) to the ledger of `--tag`, then exec;
+    refused unless that ledger is `--session`'s."""
+    from mcastlab.ledger import Ledger, owner_of
     from mcastlab.paths import STATE_DIR
 
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     path = STATE_DIR / f"{args.tag}.ledger"
     if not argv or not path.is_file() or path.is_symlink():
         print(f"mcastlab cluster-exec: no command, or no session ledger {path}", file=sys.stderr)
+        return 2
+    if (owner_of(path) or {}).get("session") != args.session:
+        print(f"mcastlab cluster-exec: {path} is not session {args.session}'s", file=sys.stderr)
         return 2
     led = Ledger(tag=args.tag, path=path)
     if args.record_link:

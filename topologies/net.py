@@ -27,6 +27,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -424,7 +425,7 @@ class Network:
         """
         self.step = ("making room in the neighbour (ARP) table", "-")
         record = neighbour_room(self.ledger, neighbour_need(self.spec))
-        if record["after"] != record["before"]:
+        if record.get("after") != record.get("before"):  # neither: not visible here
             self.log(f"== neighbour table: this network may need {record['needed']} ARP "
                      f"entries, {record['in_use_before']} in use: raised {record['before']} "
                      f"to {record['after']}")
@@ -705,7 +706,11 @@ class Network:
                 d.save_logs()
         if self.servers is not None:
             self.servers.close()  # each server of a cluster stops what its ledger lists
-        self.ledger.release()
+        report = self.ledger.release()
+        if self.ledger.path.exists():  # kept: a server of a cluster could not be cleaned
+            for line in report:
+                if "not cleaned" in line:
+                    print(f"mcastlab: {self.tag}: {line}", file=sys.stderr)
         for proc in self._procs:
             with contextlib.suppress(Exception):
                 proc.wait(timeout=2)

@@ -30,3 +30,21 @@ def test_notebook_executes_and_writes_figures(name: str, campaign_dir: Path, tmp
     for stem in EXPECTED[name]:
         for ext in ("pdf", "png"):
             assert (out_dir / "figures" / f"{stem}.{ext}").stat().st_size > 5000
+
+
+def test_report_notebook_draws_the_views_against_message_size(tmp_path: Path):
+    """On a campaign across message sizes (two implementations, the RTT test) the notebook
+    draws the same views as `mcastlab report`."""
+    papermill = pytest.importorskip("papermill")
+    from analysis.synthetic import write_views_campaign
+
+    camp = write_views_campaign(tmp_path / "c", sizes=(32, 16412), repetitions=2)
+    out_dir = tmp_path / "out"
+    papermill.execute_notebook(
+        str(NOTEBOOKS / "report.ipynb"), str(tmp_path / "report.ipynb"),
+        parameters={"results_dir": str(camp), "out_dir": str(out_dir), "n_boot": 99},
+        cwd=str(NOTEBOOKS), kernel_name="python3", progress_bar=False,
+    )
+    for stem in ("rtt_vs_size", "resources_rtt_vs_size"):
+        assert (out_dir / "figures" / f"{stem}.png").stat().st_size > 5000
+    assert (out_dir / "tables" / "implementation_verdicts.csv").exists()

@@ -44,8 +44,11 @@ def _scenario(tmp_path: Path, text: str, name: str, srv: SecondServer, extra: st
     text = text.replace(", emulated_servers = 2", "").replace(
         'name = "servers-routed"', f'name = "{name}"')
     sec = srv.section()
+    # Server 2 runs this checkout: the same-code check has nothing to compare (the
+    # override lets the test run in an edited checkout too; its record is checked below).
     text += (f"\n{extra}\n[cluster]\nservers = {json.dumps(sec['servers'])}\n"
-             f"identity = \"{sec['identity']}\"\nknown_hosts = \"{sec['known_hosts']}\"\n")
+             f"identity = \"{sec['identity']}\"\nknown_hosts = \"{sec['known_hosts']}\"\n"
+             f"allow_unverified_revision = true\n")
     path = tmp_path / f"{name}.toml"
     path.write_text(text)
     return path
@@ -78,6 +81,11 @@ def test_routed_campaign_over_two_ssh_servers(server2: SecondServer, tmp_path: P
         srv2 = cluster["servers"]["srv2"]
         assert srv2["version"] == __version__ and srv2["kernel"] and srv2["vxlan"]
         assert srv2["provenance"]["git"] == m["git"] and srv2["provenance"]["versions"]
+        # What each server ran (the same checkout), and the override, recorded.
+        assert srv2["code"] == cluster["servers"]["srv1"]["code"]
+        assert srv2["code"]["revision"] == m["git"]["revision"]
+        assert cluster["allow_unverified_revision"] is True
+        assert set(cluster["unverified"]) == ({"srv1", "srv2"} if m["git"]["dirty"] else set())
         assert abs(srv2["clock_offset_s"]) <= srv2["clock_error_s"]  # one clock here
         # Subscribers on server 2 got every sample (reliable), streamed back over ssh.
         summary = json.loads((run_dir / "tables" / "summary.json").read_text())

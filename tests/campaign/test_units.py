@@ -124,14 +124,16 @@ def test_seed004_variants_and_quick() -> None:
     path = paths.EXPERIMENTS_DIR / "seed004-latency.toml"
     sc, specs = validate(path, check_machine=False)
     runs = matrix.expand(sc, _hosts(sc, specs))
-    assert len(runs) == 13 * 2
+    # 13 sizes x 2 placements x 2 implementations x 3 runs (a verdict needs >= 2 per level)
+    assert len(runs) == 13 * 2 * 2 * 3
+    assert {r["agent"] for r in runs} == {"native", "fastdds"}
     same = [r for r in runs if r["placement_variant"] == "same-host"]
     assert all(r["placement"] == {"pub0": "h1", "sub0": "h1"} for r in same)
     assert all(r["test"] == "latency" and r["latency_count"] == 1 for r in runs)
     assert all(r["warmup_samples"] == 100 and r["num_iter"] == 10100 for r in runs)
     q, qspecs = validate(path, check_machine=False, quick=True)
     assert q.campaign.name == "seed004-latency-quick"
-    assert len(matrix.expand(q, _hosts(q, qspecs))) == 4
+    assert len(matrix.expand(q, _hosts(q, qspecs))) == 3 * 2 * 2 * 3
 
 
 def test_routed_topology_variants_are_an_axis() -> None:
@@ -303,8 +305,11 @@ def test_status_json_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_parse_shipped_quick_overrides() -> None:
     sc = parse(paths.EXPERIMENTS_DIR / "seed001-lab.toml", quick=True)
-    assert sc.matrix.data_len == [8192]
-    assert sc.matrix.iterations("throughput") == 5000
+    assert sc.matrix.data_len == [1024, 16384, 131072]
+    assert sc.matrix.agents == ["native", "fastdds"] and sc.matrix.repetitions == 2
+    assert sc.matrix.execution_time == 4  # ends the stress test; the RTT test at 500 or 4 s
+    assert sc.matrix.iterations("latency") == 500
+    assert sc.matrix.latency_count == [20]  # pings even in 4 s at 128 KB (1000: none)
     assert sc.timing.run_timeout == 120
     assert os.fspath(paths.EXPERIMENTS_DIR).endswith("experiments")
 

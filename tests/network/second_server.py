@@ -21,6 +21,7 @@ import contextlib
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,17 +144,17 @@ class SecondServer:
         log = (self.dir / "server.log").read_text() if (self.dir / "server.log").exists() else ""
         raise RuntimeError(f"second server: waited {timeout} s for {what}; its log: {log}")
 
-    def config(self, source: str = "test") -> ClusterConfig:
-        """The [cluster] of a controller here and this server."""
+    def config(self, source: str = "test", **over: Any) -> ClusterConfig:
+        """The [cluster] of a controller here and this server (`over`: other keys)."""
         return ClusterConfig(servers=("localhost", SERVER_ADDR),
                              identity=str(self.dir / "client_ed25519"),
-                             known_hosts=str(self.dir / "known_hosts"), source=source)
+                             known_hosts=str(self.dir / "known_hosts"), source=source, **over)
 
-    def section(self) -> dict[str, Any]:
+    def section(self, **over: Any) -> dict[str, Any]:
         """The same as a scenario's [cluster] table."""
         c = self.config()
         return {"servers": list(c.servers), "identity": c.identity,
-                "known_hosts": c.known_hosts}
+                "known_hosts": c.known_hosts, **over}
 
     def ssh(self, command: list[str]) -> subprocess.CompletedProcess[str]:
         """Run `command` on the server over a new ssh connection."""
@@ -165,6 +166,16 @@ class SecondServer:
              str(self.dir / "client_ed25519"), f"root@{SERVER_ADDR}", "--",
              " ".join(shlex.quote(a) for a in command)],
             capture_output=True, text=True, check=False, timeout=30)
+
+    @contextlib.contextmanager
+    def masked(self, path: Path, content: Path) -> Iterator[None]:
+        """`content` bind-mounted over `path` in the server's mount namespace only: the
+        server sees another file there (an edited checkout), the controller does not."""
+        self.inside(["mount", "--bind", str(content), str(path)])
+        try:
+            yield
+        finally:
+            self.inside(["umount", str(path)])
 
     def inside(self, command: list[str]) -> str:
         """Run `command` in the server's namespaces directly (for checks, not through ssh)."""

@@ -11,26 +11,42 @@ either server after teardown, or after a SIGKILL of the controller and `mcastlab
 PIM across the servers (r2 and its pimd on server 2) is in the campaign test
 (tests/campaign/test_cluster_campaign_netns.py). What this does not show: a physical
 network between machines, two kernels, two clocks.
+
+Hardening: a server holding a live testbed with the controller's tag keeps all of it when
+the controller's session is refused and torn down; a server whose code cannot be verified
+(a changed tracked file, no readable git revision) is refused before anything is made
+there, or run with the override and recorded; a remote clean that fails keeps its entry,
+and `mcastlab clean` from another directory finishes it once the server answers.
+
+Server 2 runs this very checkout (it shares the files), so the same-code check has
+nothing to compare in the other tests: they set the override (`allow_unverified_revision`)
+and run in an edited checkout too; the refusal is tested where server 2 is given other
+code (a file bind-mounted over one of the checkout's in its mount namespace only).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import topologies
 from mcastlab import ledger
 from mcastlab.paths import REPO_ROOT, STATE_DIR
-from tests.network.second_server import SecondServer
+from mcastlab.provenance import code_state
+from tests.network.second_server import SERVER_ADDR, SecondServer
 from topologies import probe
+from topologies.cluster import MCASTLAB
 from topologies.net import neighbour_need
+from topologies.spec import BuildError
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
 
@@ -41,6 +57,11 @@ COUNT = 1000
 def server2() -> Iterator[SecondServer]:
     with SecondServer() as srv:
         yield srv
+
+
+def _config(srv: SecondServer) -> Any:
+    """Server 2 as [cluster], with the override: it runs this checkout (module docstring)."""
+    return srv.config(allow_unverified_revision=True)
 
 
 def _nothing_left(srv: SecondServer, tag: str) -> None:
@@ -59,7 +80,7 @@ def _nothing_left(srv: SecondServer, tag: str) -> None:
 
 def test_snooped_lan_across_two_ssh_servers(server2: SecondServer, workdir: Path) -> None:
     spec = topologies.resolve("lan", {"hosts": 4, "snooping": True, "querier": True})
-    with topologies.build(spec, workdir=workdir, cluster=server2.config()) as net:
+    with topologies.build(spec, workdir=workdir, cluster=_config(server2)) as net:
         tag = net.tag
         net.wait_converged(60)
         remote_ledger = server2.inside(["cat", f"/run/mcastlab/{tag}.ledger"])
@@ -101,13 +122,17 @@ def test_snooped_lan_across_two_ssh_servers(server2: SecondServer, workdir: Path
     _nothing_left(server2, tag)
 
 
+# A controller that builds a network over the two servers and is never torn down (it is
+# SIGKILLed): argv work directory, the checkout, its [cluster] table (read from the current
+# directory, as a scenario's is), the number of hosts.
 RUNNER = r"""
 import json, subprocess, sys, time
 sys.path.insert(0, sys.argv[2])
 import topologies
 from topologies.cluster import ClusterConfig
-config = ClusterConfig(**json.loads(sys.argv[3]))
-spec = topologies.resolve("lan", {"hosts": 4, "snooping": True, "querier": True})
+config = ClusterConfig.from_section(json.loads(sys.argv[3]), "test")
+spec = topologies.resolve("lan", {"hosts": int(sys.argv[4]), "snooping": True,
+                                  "querier": True})
 ctx = topologies.build(spec, workdir=sys.argv[1], cluster=config)  # kept: no teardown
 net = ctx.__enter__()
 cap = net.popen("h2", ["tcpdump", "-ni", "h2-eth0", "-w",
@@ -130,26 +155,13 @@ def test_clean_after_sigkill_leaves_nothing_on_either_server(server2: SecondServ
     what its ledger lists. SIGKILL of that session too (a hung connection, an OOM kill):
     what server 2 still runs waits for `mcastlab clean` on the controller, which finds it
     through the two ledgers. Either way nothing is left on either server."""
-    c = server2.config()
-    cfg = {"servers": list(c.servers), "identity": c.identity, "known_hosts": c.known_hosts}
-    runner = subprocess.Popen([sys.executable, "-c", RUNNER, str(tmp_path), str(REPO_ROOT),
-                               json.dumps(cfg)], stdout=subprocess.PIPE, text=True,
-                              cwd=REPO_ROOT, start_new_session=True)
+    runner = _start_runner(tmp_path, server2.section(allow_unverified_revision=True),
+                           REPO_ROOT, hosts=4)
     tag = None
     try:
-        line = runner.stdout.readline().split() if runner.stdout else []
-        assert line and line[0] == "READY", "runner did not build its network"
-        tag = line[1]
-        remote_ledger = f"/run/mcastlab/{tag}.ledger"
+        tag = _ready(runner)
         local = ledger.read_ledger(STATE_DIR / f"{tag}.ledger")
-        deadline = time.monotonic() + 15  # tcpdump's ssh session may still be opening
-        while True:
-            there = [json.loads(x) for x in server2.inside(["cat", remote_ledger]).splitlines()]
-            remote_procs = [e for e in there if e["kind"] == "proc"]
-            if ({"tcpdump", "sleep"} <= {e["what"] for e in remote_procs}
-                    or time.monotonic() > deadline):
-                break
-            time.sleep(0.1)
+        there, remote_procs = _remote_procs(server2, tag)
         assert {"shell", "tcpdump", "sleep"} <= {e["what"] for e in remote_procs}
         assert any(e["kind"] == "remote" for e in local)
         session = next(e for e in there if e["kind"] == "owner")
@@ -184,8 +196,229 @@ def test_clean_after_sigkill_leaves_nothing_on_either_server(server2: SecondServ
         assert not alive, (alive, res.stdout)
         _nothing_left(server2, tag)
     finally:
-        if runner.poll() is None:
-            runner.kill()
-        if tag and (STATE_DIR / f"{tag}.ledger").exists():  # the test failed half-way
-            subprocess.run([str(REPO_ROOT / ".venv/bin/mcastlab"), "clean", "--tag", tag],
-                           capture_output=True, check=False)
+        _stop_runner(runner, tag)
+
+
+def _start_runner(workdir: Path, section: dict[str, Any], cwd: Path,
+                  hosts: int) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", RUNNER, str(workdir), str(REPO_ROOT),
+                             json.dumps(section), str(hosts)], stdout=subprocess.PIPE,
+                            text=True, cwd=cwd, start_new_session=True)
+
+
+def _ready(runner: subprocess.Popen[str]) -> str:
+    """The runner's tag, once its network is built."""
+    line = runner.stdout.readline().split() if runner.stdout else []
+    assert line and line[0] == "READY", "runner did not build its network"
+    return line[1]
+
+
+def _remote_procs(srv: SecondServer, tag: str) -> tuple[list[dict], list[dict]]:
+    """Server 2's ledger of `tag` and its processes, once the runner's tcpdump and sleep
+    are recorded there (their ssh sessions may still be opening)."""
+    deadline = time.monotonic() + 15
+    while True:
+        there = [json.loads(x) for x in
+                 srv.inside(["cat", f"/run/mcastlab/{tag}.ledger"]).splitlines()]
+        procs = [e for e in there if e["kind"] == "proc"]
+        if {"tcpdump", "sleep"} <= {e["what"] for e in procs} or time.monotonic() > deadline:
+            return there, procs
+        time.sleep(0.1)
+
+
+def _stop_runner(runner: subprocess.Popen[str], tag: str | None) -> None:
+    if runner.poll() is None:
+        runner.kill()
+    if tag and (STATE_DIR / f"{tag}.ledger").exists():  # the test failed half-way
+        subprocess.run([str(MCASTLAB), "clean", "--tag", tag], capture_output=True,
+                       check=False)
+
+
+def test_a_failed_remote_clean_keeps_its_entry_and_a_later_clean_elsewhere_finishes(
+        server2: SecondServer, tmp_path: Path) -> None:
+    """Acceptance: the controller and server 2's session SIGKILLed (server 2 keeps what its
+    ledger lists), then `mcastlab clean` while server 2 does not answer (its link down):
+    the controller's ledger keeps the entry and says so; once server 2 answers, `mcastlab
+    clean` from another directory cleans it. The [cluster]'s key files are given relative
+    to the runner's directory, as a scenario next to them would."""
+    section = {"servers": ["localhost", SERVER_ADDR], "identity": "client_ed25519",
+               "known_hosts": "known_hosts", "allow_unverified_revision": True}
+    runner = _start_runner(tmp_path, section, server2.dir, hosts=2)
+    tag = None
+    try:
+        tag = _ready(runner)
+        there, remote_procs = _remote_procs(server2, tag)
+        session = next(e for e in there if e["kind"] == "owner")
+        sleeper = next(e for e in remote_procs if e["what"] == "sleep")
+        assert ledger.signal_recorded(session["pid"], session["start"], signal.SIGKILL)
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(timeout=10)
+        path = STATE_DIR / f"{tag}.ledger"
+        local_procs = [e for e in ledger.read_ledger(path) if e["kind"] == "proc"]
+
+        subprocess.run(["ip", "link", "set", server2.link, "down"], check=True)
+        try:
+            res = subprocess.run([str(MCASTLAB), "clean", "--tag", tag], capture_output=True,
+                                 text=True, check=False, cwd=server2.dir, timeout=180)
+        finally:
+            subprocess.run(["ip", "link", "set", server2.link, "up"], check=True)
+        assert res.returncode == 1, res.stdout + res.stderr
+        assert f"{tag}: server srv2 not cleaned (ssh exit 255): " in res.stdout, res.stdout
+        assert res.stdout.splitlines()[-1] == (
+            f"{tag}: ledger {path} kept for srv2, not cleaned: run `mcastlab clean --tag {tag}` "
+            f"once it answers"), res.stdout
+        kept = ledger.read_ledger(path)
+        assert [e["kind"] for e in kept] == ["owner", "remote"] and kept[0]["released"]
+        # what the controller itself held is gone; server 2's sleep waits for its clean
+        assert not any(ledger.proc_alive(e["pid"], e["start"]) for e in local_procs)
+        assert ledger.proc_alive(sleeper["pid"], sleeper["start"])
+
+        res = subprocess.run([str(MCASTLAB), "clean", "--tag", tag], capture_output=True,
+                             text=True, check=False, cwd=tmp_path, timeout=180)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert f"{tag}: cleaned server srv2\n" in res.stdout, res.stdout
+        assert (f"{tag}: server srv2: {tag}: stopped sleep pid {sleeper['pid']} on h2"
+                in res.stdout), res.stdout
+        assert res.stdout.splitlines()[-1] == f"{tag}: ledger removed"
+        assert not path.exists()
+        _nothing_left(server2, tag)
+    finally:
+        _stop_runner(runner, tag)
+
+
+# A testbed of server 2's own (not a cluster's), built inside its namespaces with the tag
+# argv[2], a `sleep` on h1; it stays up until a line on stdin.
+SERVER_TESTBED = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from mcastlab import ledger
+ledger.new_tag = lambda: sys.argv[2]
+import topologies
+with topologies.build(topologies.resolve("lan", {"hosts": 2}), workdir=sys.argv[3]) as net:
+    net.popen("h1", ["sleep", "3600"])
+    print("READY", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def _links(srv: SecondServer) -> set[str]:
+    return {line.split(":")[1].strip().split("@")[0]
+            for line in srv.inside(["ip", "-o", "link"]).splitlines()}
+
+
+def test_a_server_holding_the_tag_keeps_its_testbed(server2: SecondServer, workdir: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Acceptance: server 2 runs a live testbed of its own whose tag is the one the
+    controller gets. The controller's session there is refused (the tag is taken), and the
+    teardown's remote clean runs: every process, link and ledger entry of server 2's testbed
+    is still there, and the ledger file is unchanged."""
+    tag = next(t for t in iter(ledger.new_tag, None) if not (STATE_DIR / f"{t}.ledger").exists())
+    theirs = subprocess.Popen(
+        ["nsenter", f"--target={server2.pid}", "--net", "--mount", "--", sys.executable, "-c",
+         SERVER_TESTBED, str(REPO_ROOT), tag, "/tmp/server-testbed"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert theirs.stdout is not None and theirs.stdout.readline().strip() == "READY"
+        their_ledger = server2.inside(["cat", f"/run/mcastlab/{tag}.ledger"])
+        entries = [json.loads(x) for x in their_ledger.splitlines()]
+        procs = [e for e in entries if e["kind"] == "proc"]
+        links = {e["name"] for e in entries if e["kind"] == "link"}
+        assert any(e["what"] == "sleep" for e in procs) and links <= _links(server2)
+
+        monkeypatch.setattr(ledger, "new_tag", lambda: tag)  # the controller draws that tag
+        spec = topologies.resolve("lan", {"hosts": 2})
+        with (pytest.raises(BuildError) as err,
+              topologies.build(spec, workdir=workdir, cluster=_config(server2))):
+            pass
+        assert "the session did not start: mcastlab cluster-session: refused on" in str(err.value)
+        assert f"tag {tag!r} is taken: /run/mcastlab/{tag}.ledger exists (owner pid " \
+               f"{entries[0]['pid']}, running); nothing was changed there" in str(err.value)
+        assert not (STATE_DIR / f"{tag}.ledger").exists()  # the controller's teardown ran
+
+        assert server2.inside(["cat", f"/run/mcastlab/{tag}.ledger"]) == their_ledger
+        dead = [e for e in procs if not ledger.proc_alive(e["pid"], e["start"])]
+        assert dead == [], dead
+        assert links <= _links(server2), links - _links(server2)
+        # a command of another session is not run, nor recorded, in that ledger either
+        r = server2.ssh([str(MCASTLAB), "cluster-exec", "--tag", tag, "--session", "0" * 16,
+                         "--node", "h1", "--what", "true", "--", "true"])
+        assert r.returncode == 2 and "is not session" in r.stderr, r.stderr
+        assert server2.inside(["cat", f"/run/mcastlab/{tag}.ledger"]) == their_ledger
+    finally:
+        if theirs.stdin is not None:
+            theirs.stdin.close()  # server 2's testbed comes down by itself
+        theirs.wait(timeout=60)
+    assert f"{tag}.ledger" not in server2.inside(["ls", "/run/mcastlab"]).split()
+    assert not any(ledger.proc_alive(e["pid"], e["start"]) for e in procs)
+
+
+def _other_code(srv: SecondServer, state: str) -> tuple[Path, Path]:
+    """(path in the checkout, what server 2 sees there instead): an edited tracked file,
+    or a `.git` git cannot read (an unknown revision)."""
+    if state == "dirty":
+        edited = srv.dir / "README.md"
+        edited.write_text((REPO_ROOT / "README.md").read_text() + "\nedited on server 2\n")
+        return REPO_ROOT / "README.md", edited
+    git = REPO_ROOT / ".git"
+    empty = srv.dir / "empty-git"
+    if git.is_dir():
+        empty.mkdir(exist_ok=True)
+    else:
+        empty.write_text("")
+    return git, empty
+
+
+@pytest.mark.parametrize("state, why", [
+    ("dirty", "tracked files changed since "),
+    ("unknown", "git revision unknown: fatal: "),
+])
+def test_preflight_refuses_a_server_whose_code_cannot_be_verified(
+        server2: SecondServer, workdir: Path, state: str, why: str) -> None:
+    """Acceptance: server 2 with a changed tracked file, or no readable revision, is refused
+    before anything is made there, naming the server and why."""
+    spec = topologies.resolve("lan", {"hosts": 2})
+    with (server2.masked(*_other_code(server2, state)), pytest.raises(BuildError) as err,
+          topologies.build(spec, workdir=workdir, cluster=server2.config())):
+        pass
+    message = str(err.value)
+    assert message.startswith("checking the code on every server failed on ")
+    assert f"srv2 ({SERVER_ADDR}): {why}" in message, message
+    assert "or set allow_unverified_revision = true in [cluster] (recorded)" in message
+    assert server2.inside(["ls", "/run/mcastlab"]).split() == [] and server2.processes() == []
+
+
+def test_the_override_runs_and_records_what_each_server_ran(server2: SecondServer,
+                                                            workdir: Path) -> None:
+    spec = topologies.resolve("lan", {"hosts": 2})
+    with (server2.masked(*_other_code(server2, "dirty")),
+          topologies.build(spec, workdir=workdir, cluster=_config(server2)) as net):
+        tag = net.tag
+        described = net.describe()["cluster"]
+        log = net.build_log.read_text()
+    assert described["allow_unverified_revision"] is True
+    ours, theirs = (described["servers"][s]["code"] for s in ("srv1", "srv2"))
+    assert ours == code_state()
+    assert theirs["revision"] == ours["revision"] and theirs["dirty"] is True
+    assert theirs["diff_sha256"] != ours.get("diff_sha256")  # not this checkout's changes
+    assert described["unverified"]["srv2"] == (f"tracked files changed since "
+                                               f"{ours['revision'][:12]}")
+    assert "allow_unverified_revision = true, run on unverified code" in log
+    _nothing_left(server2, tag)
+
+
+def test_a_checkout_owned_by_another_user_reads_as_unknown_and_says_why(
+        tmp_path: Path) -> None:
+    """Root over ssh in a checkout owned by another user: git refuses ("dubious
+    ownership"), so the revision is unknown, with git's reason (a refusal in a cluster)."""
+    repo = tmp_path / "checkout"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "f").write_text("x\n")
+    subprocess.run([*git, "add", "f"], check=True)
+    subprocess.run([*git, "commit", "-qm", "f"], check=True)
+    assert code_state(repo)["dirty"] is False
+    for p in [repo, *repo.rglob("*")]:
+        os.lchown(p, 65534, 65534)
+    assert code_state(repo) == {
+        "revision": None, "dirty": None,
+        "unknown": f"fatal: detected dubious ownership in repository at '{repo}'"}
