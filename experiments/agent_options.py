@@ -8,7 +8,11 @@ Connext Professional supports it. Three users:
 - ``experiments/agents.py`` builds each process's command line and gives role-specific
   options only to their role (:func:`role_of`);
 - the scenario check refuses ``[agent] extra_args`` that cannot go to every process
-  (:func:`check_extra_args`);
+  (:func:`check_extra_args`), or whose value the agent would refuse: real Perftest's rules
+  for ``rti``; for the native and Fast DDS agents the rules of their shared parser,
+  perftest-wrappers/native/options.c (``Opt.nat``: whole-value ``strtoll``/``strtod`` and
+  its ranges, :func:`native_value_error`), so a value that would make every agent exit 2
+  after the network is built is refused before;
 - tests run Perftest's own parse and role rules over every command line the runner can
   build (:func:`perftest_errors`).
 
@@ -45,17 +49,19 @@ from dataclasses import dataclass
 from typing import Literal
 
 Role = Literal["pub", "sub", "both"]
+NativeRule = tuple[Literal["int", "num"], float, float]
 # flag: no value; int: one integer; str: one string; strs: a string, repeatable (-peer);
 # pair: N:method (-pubRate); ints: start:end (-cft); optint: an optional integer (-unbounded)
 Kind = Literal["flag", "int", "str", "strs", "pair", "ints", "optint"]
 
 INT_MAX = 2**31 - 1
-LONG_MAX = 2**63 - 1
+LONG_MAX = LLONG_MAX = 2**63 - 1
 ULLONG_MAX = 2**64 - 1
 OVERHEAD_BYTES = 28  # perftest_cpp::OVERHEAD_BYTES: the minimum -dataLen
 MAX_PERFTEST_SAMPLE_SIZE = 2147482620  # srcIdl/perftest.idl
 MAX_BOUNDED_SEQ_SIZE = 65470
 MAX_CFT_VALUE = 65535
+NATIVE_MAX_DATALEN = 16 * 1024 * 1024  # perftest-wrappers/native/options.h PT_MAX_DATALEN
 
 RUNNER = "set by the runner"
 
@@ -75,6 +81,10 @@ class Opt:
     native: bool = False  # the native agent (perftest-wrappers/native/options.c) accepts it
     # Why [agent] extra_args may not carry it (None: allowed when the agent accepts it).
     refuse: str | None = None
+    # The native agent's own rule for the value (options.c: to_int, to_dbl): (kind, lo, hi),
+    # kind "int" (strtoll, the whole value) or "num" (strtod, the whole value); None where
+    # it takes the value as text or parses it itself.
+    nat: NativeRule | None = None
 
     @property
     def takes_value(self) -> bool:
@@ -83,8 +93,8 @@ class Opt:
 
 def _o(name: str, role: Role, kind: Kind, lo: int | None = None, hi: int | None = None, *,
        key: str = "", choices: tuple[str, ...] = (), pro: bool = True, native: bool = False,
-       refuse: str | None = None) -> Opt:
-    return Opt(name, key or name[1:], role, kind, lo, hi, choices, pro, native, refuse)
+       refuse: str | None = None, nat: NativeRule | None = None) -> Opt:
+    return Opt(name, key or name[1:], role, kind, lo, hi, choices, pro, native, refuse, nat)
 
 
 _PUB_RUNNER = f"a publisher-only option, {RUNNER}"
@@ -96,12 +106,13 @@ PERFTEST: tuple[Opt, ...] = (
     # ---- GENERAL: both roles
     _o("-bestEffort", "both", "flag", native=True),
     _o("-dataLen", "both", "int", OVERHEAD_BYTES, MAX_PERFTEST_SAMPLE_SIZE, native=True,
-       refuse=f"{RUNNER} (matrix.data_len)"),
+       refuse=f"{RUNNER} (matrix.data_len)", nat=("int", OVERHEAD_BYTES, NATIVE_MAX_DATALEN)),
     _o("-verbosity", "both", "int", 0, 3),
     _o("-dynamicData", "both", "flag"),
     _o("-durability", "both", "int", 0, 3),
-    _o("-domain", "both", "int", 0, 250, native=True, refuse=f"{RUNNER} (agent.domain)"),
-    _o("-instances", "both", "int", 1, LONG_MAX, native=True),
+    _o("-domain", "both", "int", 0, 250, native=True, refuse=f"{RUNNER} (agent.domain)",
+       nat=("int", 0, 232)),
+    _o("-instances", "both", "int", 1, LONG_MAX, native=True, nat=("int", 1, 100_000_000)),
     _o("-instanceHashBuckets", "both", "int", 1, 1000000),
     _o("-keyed", "both", "flag", native=True),
     _o("-noDirectCommunication", "both", "flag"),
@@ -135,7 +146,7 @@ PERFTEST: tuple[Opt, ...] = (
     _o("-crc", "both", "flag"),
     _o("-crcKind", "both", "str"),
     _o("-preallocateFragmentedSamples", "both", "flag"),
-    _o("-sendQueueSize", "both", "int", 1, INT_MAX, native=True),
+    _o("-sendQueueSize", "both", "int", 1, INT_MAX, native=True, nat=("int", 1, 100_000_000)),
     _o("-receiveQueueSize", "both", "int", 1, INT_MAX),
     _o("-receiveBufferSize", "both", "int", 1, INT_MAX, pro=False),
     _o("-sendBufferSize", "both", "int", 1, INT_MAX, pro=False),
@@ -149,20 +160,23 @@ PERFTEST: tuple[Opt, ...] = (
     _o("-collectorPeer", "both", "strs"),
     _o("-fastQueue", "both", "flag"),
     # ---- PUB: publisher only
-    _o("-batchSize", "pub", "int", 0, MAX_PERFTEST_SAMPLE_SIZE - 1, native=True),
+    _o("-batchSize", "pub", "int", 0, MAX_PERFTEST_SAMPLE_SIZE - 1, native=True,
+       nat=("int", 0, 64 * 1024 * 1024)),
     _o("-enableAutoThrottle", "pub", "flag"),
     _o("-enableTurboMode", "pub", "flag"),
     _o("-pub", "pub", "flag", native=True, refuse=RUNNER),
     _o("-latencyCount", "pub", "int", 1, ULLONG_MAX, native=True,
-       refuse=f"{_PUB_RUNNER} (matrix.latency_count)"),
+       refuse=f"{_PUB_RUNNER} (matrix.latency_count)", nat=("int", 1, LLONG_MAX)),
     _o("-executionTime", "pub", "int", 1, ULLONG_MAX, native=True,
-       refuse=f"{_PUB_RUNNER} (matrix.execution_time)"),
+       refuse=f"{_PUB_RUNNER} (matrix.execution_time)", nat=("num", 0.001, 1e9)),
     _o("-initialBurstSize", "pub", "int", 0, LONG_MAX),
     _o("-latencyTest", "pub", "flag", native=True, refuse=f"{_PUB_RUNNER} (matrix.tests)"),
     _o("-numIter", "pub", "int", 1, ULLONG_MAX, native=True,
-       refuse=f"{_PUB_RUNNER} (matrix.num_iter)"),
-    _o("-numSubscribers", "pub", "int", 1, INT_MAX, native=True, refuse=_PUB_RUNNER),
-    _o("-pidMultiPubTest", "pub", "int", 0, INT_MAX, native=True, refuse=_PUB_RUNNER),
+       refuse=f"{_PUB_RUNNER} (matrix.num_iter)", nat=("int", 1, LLONG_MAX)),
+    _o("-numSubscribers", "pub", "int", 1, INT_MAX, native=True, refuse=_PUB_RUNNER,
+       nat=("int", 1, 100_000)),
+    _o("-pidMultiPubTest", "pub", "int", 0, INT_MAX, native=True, refuse=_PUB_RUNNER,
+       nat=("int", 0, 100_000)),
     _o("-pubRate", "pub", "pair", 1, 10000000, choices=("sleep", "spin"), native=True,
        refuse=f"{_PUB_RUNNER} (matrix.pub_rate)"),
     _o("-latencyFile", "pub", "str", native=True,
@@ -178,8 +192,10 @@ PERFTEST: tuple[Opt, ...] = (
     _o("-maximumAllocableBufferSize", "pub", "int", 1, ULLONG_MAX),
     # ---- SUB: subscriber only
     _o("-sub", "sub", "flag", native=True, refuse=RUNNER),
-    _o("-sidMultiSubTest", "sub", "int", 0, INT_MAX, native=True, refuse=_SUB_RUNNER),
-    _o("-numPublishers", "sub", "int", 1, INT_MAX, native=True, refuse=_SUB_RUNNER),
+    _o("-sidMultiSubTest", "sub", "int", 0, INT_MAX, native=True, refuse=_SUB_RUNNER,
+       nat=("int", 0, 100_000)),
+    _o("-numPublishers", "sub", "int", 1, INT_MAX, native=True, refuse=_SUB_RUNNER,
+       nat=("int", 1, 100_000)),
     _o("-cft", "sub", "ints", 0, MAX_CFT_VALUE - 1),
     # ---- TRANSPORT: both roles
     _o("-nic", "both", "str", native=True, refuse=f"{RUNNER} (each host's address)"),
@@ -209,14 +225,15 @@ PERFTEST: tuple[Opt, ...] = (
 
 # mcastlab extensions of the native agent (not Perftest's: real Perftest refuses them).
 EXTENSIONS: tuple[Opt, ...] = (
-    Opt("-discoveryTimeout", "", "both", "str", native=True),
-    Opt("-finishTimeout", "", "both", "str", native=True),
-    Opt("-leaseDuration", "", "both", "str", native=True),
-    Opt("-spdpInterval", "", "both", "str", native=True),
+    Opt("-discoveryTimeout", "", "both", "str", native=True, nat=("num", 0.1, 1e6)),
+    Opt("-finishTimeout", "", "both", "str", native=True, nat=("num", 0.1, 1e6)),
+    Opt("-leaseDuration", "", "both", "str", native=True, nat=("num", 1, 1e6)),
+    Opt("-spdpInterval", "", "both", "str", native=True, nat=("num", 0.1, 1e6)),
     Opt("-noPrintConfig", "", "both", "flag", native=True),
-    Opt("-totalParticipants", "", "both", "int", 2, 100000, native=True),
+    Opt("-totalParticipants", "", "both", "int", 2, 200_000, native=True,
+        nat=("int", 2, 200_000)),
     Opt("-maxParticipantIndex", "", "both", "int", 0, 120, native=True,
-        refuse=f"{RUNNER} (from the placement)"),
+        refuse=f"{RUNNER} (from the placement)", nat=("int", 0, 120)),
 )
 
 # What the native agent still needs outside Perftest's roles: its publishers check
@@ -320,6 +337,50 @@ def _value_errors(o: Opt, value: str, *, native: bool = False) -> list[str]:
     return errs
 
 
+# strtoll(v, &end, 10) / strtod(v, &end) with *end == '\0': C's white space, a sign, ASCII
+# digits (strtod: also a decimal point, an exponent, or a hexadecimal number; inf and nan
+# are outside every range below, so they need not be matched).
+_C_INT = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+", re.ASCII)
+_C_DEC = re.compile(r"[ \t\n\v\f\r]*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?",
+                    re.ASCII)
+_C_HEX = re.compile(r"[ \t\n\v\f\r]*([+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+                    r"([pP][+-]?[0-9]+)?)", re.ASCII)
+
+
+def native_value_error(o: Opt, value: str) -> str | None:
+    """The native agent's complaint about ``value`` for option ``o`` (the rule of its
+    options.c, which the Fast DDS agent shares), or None when it takes it.
+
+    >>> native_value_error(option("-sendQueueSize"), "5x")
+    "invalid value '5x' for -sendQueueSize: must be an integer from 1 to 100000000"
+    >>> native_value_error(option("-leaseDuration"), "0") is not None
+    True
+    """
+    if o.nat is None:
+        return None
+    kind, lo, hi = o.nat
+    x: float | None = None
+    if kind == "int" and _C_INT.fullmatch(value):
+        n = int(value.strip(" \t\n\v\f\r"))
+        x = n if -LLONG_MAX - 1 <= n <= LLONG_MAX else None  # else ERANGE
+    elif kind == "num" and _C_DEC.fullmatch(value):
+        x = float(value)
+    elif kind == "num" and (m := _C_HEX.fullmatch(value)):
+        x = float.fromhex(m.group(1))
+    if x is None or not lo <= x <= hi:  # inf (ERANGE) and nan fail too
+        return f"invalid value '{value}' for {o.name}: must be {native_allowed(o)}"
+    return None
+
+
+def native_allowed(o: Opt) -> str:
+    """The values the native agent takes for ``o``, as its message says them."""
+    assert o.nat is not None
+    kind, lo, hi = o.nat
+    if kind == "int":
+        return f"an integer from {int(lo)} to {int(hi)}"
+    return f"a number from {lo:g} to {hi:g}"
+
+
 def perftest_errors(args: list[str], *, native: bool = False) -> list[str]:
     """Perftest 4.3's complaints about a command line (``args`` without argv[0]); [] if none.
 
@@ -346,6 +407,8 @@ def perftest_errors(args: list[str], *, native: bool = False) -> list[str]:
                 i += 1
                 value = args[i]
                 errs += _value_errors(o, value, native=native)
+                if native and (why := native_value_error(o, value)):
+                    errs.append(why)
         given.setdefault(o.name, []).append(value)
         i += 1
     pub, sub = "-pub" in given, "-sub" in given
@@ -417,6 +480,9 @@ def check_extra_args(args: list[str], kind: str = "native") -> str | None:
             value = args[i + 1]
             if any(c in value for c in "<>&\"'\n") or value.startswith("-"):
                 return f"option {o.name}: bad value {value!r}"
+            if kind != "rti" and native_value_error(o, value):
+                return (f"option {o.name}: bad value {value!r}; allowed: "
+                        f"{native_allowed(o)} (the agent's own rule)")
             if o.key and (bad := _value_errors(o, value, native=kind != "rti")):
                 return f"option {o.name}: bad value {value!r} ({bad[0]})"
             i += 1

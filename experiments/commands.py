@@ -37,7 +37,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         if args.check:
-            return _check_only(args.scenario, args.quick)
+            return _check_only(args.scenario, args.quick, args.results)
         from experiments.runner import CampaignRunner
 
         # Validates the scenario against its topology and this machine; builds nothing.
@@ -62,12 +62,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
 
 
-def _check_only(path: Path, quick: bool = False) -> int:
+def _check_only(path: Path, quick: bool = False, results: Path | None = None) -> int:
     import topologies
     from experiments import matrix
     from experiments.scenario import validate
 
     sc, specs = validate(path, quick=quick)
+    if results is not None:
+        from experiments.runner import check_results_path
+
+        check_results_path(results)
     hosts = {v: list(topologies.host_names(s)) for v, s in specs.items()}
     runs = matrix.expand(sc, hosts, str(path))
     print(f"{path}: valid; campaign {sc.campaign.name}, {len(runs)} runs")

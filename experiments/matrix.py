@@ -23,6 +23,14 @@ named axes from its first value (the baseline): an ablation of each factor alone
 exception: "shm" where the baseline agent has no shared memory is switched together with
 the implementation (:func:`experiments.scenario.shm_agent`), and paired in the ablation
 with that implementation's "udp" runs.
+
+Run ids are directory names and the key of resume, so they must name one run each. Names
+chosen by the user (topology variants, placements) may contain "-", the separator, so two
+cells could be named alike (variants ``a`` and ``a-b``, placements ``b-c`` and ``c``): the
+expander raises :class:`~experiments.scenario.ScenarioError` naming both cells rather than
+keep one and drop the other. The run count is known before expanding
+(:func:`run_count`, from the axes' lengths), so a matrix too large to expand is refused
+with its count before it is (experiments/bounds.py).
 """
 
 from __future__ import annotations
@@ -31,7 +39,11 @@ import itertools
 from typing import Any
 
 from experiments import placement as placement_mod
-from experiments.scenario import SHM_MISSING, Scenario, shm_agent
+from experiments.scenario import SHM_MISSING, Scenario, ScenarioError, shm_agent
+
+# A run directory is renamed from ".<run id>.partial": that name must fit the file
+# system's 255-byte limit (NAME_MAX).
+MAX_RUN_ID_BYTES = 255 - len("..partial")
 
 
 def _size(n: int) -> str:
@@ -63,48 +75,140 @@ def _in_design(sc: Scenario, values: tuple[str, ...], baseline: tuple[str, ...])
             and kind == shm_agent(sc))
 
 
+def _factor_axes(sc: Scenario) -> tuple[list[str], ...]:
+    """The ablation factors' values, in _changed_factors' order: topology variants,
+    placements, reliability, agents, fan-out, same-host transport."""
+    m = sc.matrix
+    return (list(sc.topology.resolved()), _placement_names(sc), list(m.reliability),
+            sc.agent_kinds(), list(m.fanout), list(m.same_host))
+
+
+def _factor_count(sc: Scenario) -> int:
+    """How many combinations of the factors the design runs, without enumerating the
+    product: a factorial design runs every one but "shm" with an agent that has no shared
+    memory; a one-at-a-time design only the baseline, each single change and the "shm"
+    switch (:func:`_in_design`), so those candidates are enumerated."""
+    axes = _factor_axes(sc)
+    if sc.matrix.design == "factorial":
+        kinds, same_hosts = axes[3], axes[5]
+        agent_transport = len(kinds) * len(same_hosts)
+        if "shm" in same_hosts:
+            agent_transport -= sum(k in SHM_MISSING for k in kinds)
+        return (len(axes[0]) * len(axes[1]) * len(axes[2]) * len(axes[4])
+                * agent_transport)
+    baseline = tuple(a[0] for a in axes)
+    wanted = {baseline}
+    for i, axis in enumerate(axes):
+        wanted |= {(*baseline[:i], v, *baseline[i + 1:]) for v in axis}
+    kind = shm_agent(sc)
+    if kind is not None:
+        wanted |= {(*baseline[:3], kind, baseline[4], v) for v in axes[5]}
+    return sum(_in_design(sc, c, baseline) for c in wanted)
+
+
+def _placement_names(sc: Scenario) -> list[str]:
+    """Placement variant names ("" without variants), without looking the names up (the
+    scenario check refuses unknown ones)."""
+    if sc.placements:
+        return list(sc.matrix.placements or sc.placements)
+    return [""]
+
+
+def test_points(sc: Scenario, test: str) -> list[tuple[int, int]]:
+    """(latency count, publication rate) pairs of a test: -latencyTest pings with every
+    sample and paces itself, so the latency test has one."""
+    m = sc.matrix
+    if test == "latency":
+        return [(1, 0)]
+    return list(itertools.product(m.latency_count, m.pub_rate))
+
+
+def _discoveries(sc: Scenario, mode: str) -> list[str]:
+    """Multicast data implies multicast discovery: a multicast run has one."""
+    return ["spdp-multicast"] if mode == "multicast" else list(sc.matrix.discovery)
+
+
+def run_count(sc: Scenario) -> int:
+    """How many runs :func:`expand` makes, from the axes' lengths (nothing is expanded).
+
+    >>> from experiments.scenario import from_dict
+    >>> sc = from_dict({"campaign": {"name": "x"}, "topology": {"name": "lan"},
+    ...                 "matrix": {"participants": [1, 3], "repetitions": 2}})
+    >>> run_count(sc)
+    8
+    """
+    m = sc.matrix
+    tests = sum(len(test_points(sc, t)) for t in m.tests)
+    reps = sum(m.repetitions_of(p, q) for p, q in m.count_pairs())
+    modes = sum(len(_discoveries(sc, mode)) for mode in m.modes)
+    return _factor_count(sc) * tests * len(m.data_len) * reps * modes
+
+
+def _cell(tname: str, pname: str, test: str, rel: str, dlen: int, lcount: int, rate: int,
+          pubs: int, subs: int, rep: int, kind: str, fan: str, same_host: str, mode: str,
+          disc: str) -> dict[str, Any]:
+    return {"topology variant": tname, "placement": pname, "test": test, "reliability": rel,
+            "data_len": dlen, "latency_count": lcount, "pub_rate": rate,
+            "count": f"{pubs}x{subs}", "repetition": rep, "agent": kind, "fanout": fan,
+            "same_host": same_host, "mode": mode, "discovery": disc}
+
+
+def _collision(path: str, run_id: str, a: dict[str, Any], b: dict[str, Any]) -> ScenarioError:
+    """Two cells with one run id: the error names both (by what differs between them)."""
+    differ = [k for k in a if a[k] != b[k]]
+
+    def name(c: dict[str, Any]) -> str:
+        return ", ".join(f"{k} {c[k]!r}" for k in differ) or "the same cell"
+
+    key = ("topology.variants" if "topology variant" in differ
+           else "placements" if "placement" in differ else "matrix")
+    return ScenarioError(
+        path or "(scenario)", key,
+        f"two runs would get the run id {run_id!r}: ({name(a)}) and ({name(b)}); allowed: "
+        "topology variant and placement names that keep run ids apart (e.g. without '-')")
+
+
 def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
            ) -> list[dict[str, Any]]:
     """Every run of the campaign, in execution order, as its ``config.json`` dict.
 
     ``hosts``: the host names of each topology variant (``{"": [...]}`` without variants).
+    Raises ScenarioError when two runs would get one run id, or a run id is too long for
+    a directory name.
     """
     m = sc.matrix
     variants = placement_mod.variants(sc)
     topo_params = sc.topology.resolved()
     runs: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    seen: dict[str, dict[str, Any]] = {}
     kinds = sc.agent_kinds()
     # Repetitions vary slower than implementation, mode and discovery: r1 of every agent
     # and mode, then r2, ... so the runs of one mode (and of one implementation) are spread
     # over the count's time span and a slow drift of the machine (another load, thermal)
     # falls on all of them alike, not on one of them.
-    axes = (
-        (*head, (pubs, subs), rep, kind, fan, same_host, mode, disc)
-        for *head, (pubs, subs) in itertools.product(
-            topo_params.items(), variants.items(), m.tests, m.reliability, m.data_len,
-            m.latency_count, m.pub_rate, m.count_pairs())
+    points = (
+        (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,
+         mode, disc)
+        for tname, pname, test, rel, dlen in itertools.product(
+            topo_params, variants, m.tests, m.reliability, m.data_len)
+        for (lcount, rate), (pubs, subs) in itertools.product(
+            test_points(sc, test), m.count_pairs())
         for rep in range(1, m.repetitions_of(pubs, subs) + 1)
         for kind in kinds
         for fan in m.fanout
         for same_host in m.same_host
         for mode in m.modes
-        for disc in m.discovery
+        for disc in _discoveries(sc, mode)
     )
+    baseline = tuple(a[0] for a in _factor_axes(sc))
     paced = any(m.pub_rate)
-    baseline = (next(iter(topo_params)), next(iter(variants)), m.reliability[0], kinds[0],
-                m.fanout[0], m.same_host[0])
-    for point in axes:
-        (tname, tparams), (pname, pl), test, rel, dlen, lcount, rate = point[:7]
-        (pubs, subs), rep, kind, fan, same_host, mode, disc = point[7:]
+    for point in points:
+        (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,
+         mode, disc) = point
         if not _in_design(sc, (tname, pname, rel, kind, fan, same_host), baseline):
             continue
-        lcount = m.latency_count_of(pubs, subs, lcount)
-        if test == "latency":
-            lcount = 1  # -latencyTest: every sample is a round trip
-            rate = 0  # and it paces itself: one round trip at a time
-        if mode == "multicast":
-            disc = "spdp-multicast"  # multicast data implies multicast discovery
+        if test != "latency":
+            lcount = m.latency_count_of(pubs, subs, lcount)
         parts = [sc.topology.name, "rel" if rel == "reliable" else "be", _size(dlen)]
         if test == "latency":
             parts.insert(1, "rtt")
@@ -125,9 +229,17 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
         group = "-".join(parts)
         mode_tag = mode if disc == "spdp-multicast" else f"{mode}-peers"
         run_id = f"{group}-{pubs}x{subs}-{mode_tag}-r{rep}"
+        cell = _cell(*point)
         if run_id in seen:
-            continue
-        seen.add(run_id)
+            raise _collision(scenario_path, run_id, seen[run_id], cell)
+        seen[run_id] = cell
+        if len(run_id.encode()) > MAX_RUN_ID_BYTES:
+            raise ScenarioError(scenario_path or "(scenario)", "matrix",
+                                f"run id {run_id[:60]!r}... is {len(run_id.encode())} bytes; "
+                                f"allowed: at most {MAX_RUN_ID_BYTES} (it names a directory): "
+                                "shorter topology variant and placement names")
+        pl = variants[pname]
+        tparams = topo_params[tname]
         runs.append(
             {
                 "run_id": run_id,

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -376,28 +377,47 @@ def parse_latency_file_blocks(text: str) -> list[list[float]]:
     blocks: list[list[float]] = []
     cur: list[float] | None = None
     for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line:
+        line = _latency_line(n, raw)
+        if line is None:
             cur = None
-            continue
-        if line.replace(" ", "").lower() == "samplenumber,value":
+        elif line == "header":
             cur = []
             blocks.append(cur)
-            continue
-        parts = [p.strip() for p in line.split(",")]
-        try:
-            if len(parts) == 2:
-                int(parts[0])
-                value = float(parts[1])
-            elif len(parts) == 1:
-                value = float(parts[0])
-            else:
-                raise ValueError(line)
-        except ValueError:
-            raise PerftestParseError(f"latency file line {n}: not a latency sample: {line!r}"
-                                     ) from None
-        if cur is None:
-            cur = []
-            blocks.append(cur)
-        cur.append(value)
+        else:
+            if cur is None:
+                cur = []
+                blocks.append(cur)
+            cur.append(line)
     return blocks
+
+
+def iter_latency_file(lines: Iterable[str]) -> Iterator[float]:
+    """The samples of a ``-latencyFile`` (as :func:`parse_latency_file`), read line by line:
+    given an open file, a long run's file need not fit in memory.
+
+    >>> list(iter_latency_file(["Sample Number, Value", "0, 41", "", "7.5"]))
+    [41.0, 7.5]
+    """
+    for n, raw in enumerate(lines, 1):
+        line = _latency_line(n, raw)
+        if isinstance(line, float):
+            yield line
+
+
+def _latency_line(n: int, raw: str) -> float | Literal["header"] | None:
+    """Line ``n`` of a latency file: a sample's value, a block's header, or None (blank)."""
+    line = raw.strip()
+    if not line:
+        return None
+    if line.replace(" ", "").lower() == "samplenumber,value":
+        return "header"
+    parts = [p.strip() for p in line.split(",")]
+    try:
+        if len(parts) == 2:
+            int(parts[0])
+            return float(parts[1])
+        if len(parts) == 1:
+            return float(parts[0])
+    except ValueError:
+        pass
+    raise PerftestParseError(f"latency file line {n}: not a latency sample: {line!r}")

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +21,28 @@ INDEX = "campaign.json"
 STATUSES = ("complete", "incomplete", "failed")
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+@contextlib.contextmanager
+def atomic_file(path: Path) -> Iterator[Path]:
+    """A new temporary file next to ``path`` to write; when the block ends without an
+    exception it is synced to disk and renamed to ``path``, else removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
+        yield tmp
+        with tmp.open("rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            tmp.unlink()
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    with atomic_file(path) as tmp:
+        tmp.write_bytes(data)
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:

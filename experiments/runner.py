@@ -30,8 +30,8 @@ from experiments import agents as agents_mod
 from experiments import fidelity, matrix, results, samehost, sockstats, tables, udpstats
 from experiments.progress import Progress
 from experiments.resources import ResourceSampler
-from experiments.scenario import Scenario, validate
-from mcastlab import provenance
+from experiments.scenario import Scenario, ScenarioError, validate
+from mcastlab import provenance, safepath
 
 # Time a run needs besides its execution time, used for the ETA only (build, discovery,
 # teardown); refined from the runs that finished.
@@ -112,6 +112,19 @@ def changed_keys(path: Path, cfg: dict[str, Any]) -> list[str] | None:
                   if k not in RESULT_NEUTRAL and a.get(k) != b.get(k))
 
 
+def check_results_path(root: Path) -> None:
+    """Refuse a campaign directory that another user could swap out from under root
+    (mcastlab/safepath.py) before anything is built; ScenarioError names the directory
+    and who."""
+    why = safepath.untrusted_writer(root)
+    if why:
+        raise ScenarioError(
+            root, "--results",
+            f"another user could change this path ({why}), and root writes every run's "
+            "files under it by name; allowed: a directory whose parents only root and you "
+            "can write to, e.g. results/ in your checkout")
+
+
 def expected_duration(cfg: dict[str, Any]) -> float:
     base = cfg["execution_time"] or 30.0
     return base + OVERHEAD_S + 0.3 * (cfg["publishers"] + cfg["subscribers"])
@@ -129,6 +142,7 @@ class CampaignRunner:
 
         self.hosts = {v: list(topologies.host_names(s)) for v, s in self.specs.items()}
         self.root = Path(results_dir or Path("results") / self.sc.campaign.name)
+        check_results_path(self.root)
         self.runs = matrix.expand(self.sc, self.hosts, str(self.scenario_path))
         self.all_runs = list(self.runs)
         if only:
@@ -140,7 +154,13 @@ class CampaignRunner:
     def run(self) -> int:
         """Run every run not complete yet. Exit status: 0 all complete, 1 some failed,
         130 interrupted."""
+        # Nothing root makes here is writable by others (the user's umask may say 000).
+        os.umask(os.umask(0o022) | 0o022)
         self.root.mkdir(parents=True, exist_ok=True)
+        why = safepath.untrusted_writer(self.root)  # again: made now, by us or by another?
+        if why:
+            raise CampaignConflict(f"{self.root}: another user could change this campaign "
+                                   f"directory ({why}); nothing was written")
         lock = (self.root / ".lock").open("w")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -76,18 +76,24 @@ class ScenarioError(Exception):
 # names end up in run ids, which are directory names) follows this one rule: no "/", no
 # "..", no leading dot or dash.
 PATH_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
-PATH_NAME_ALLOWED = "letters, digits, - and _, starting with a letter or digit"
+# Topology variant and placement names both go into every run id (a directory name of at
+# most 255 bytes, with the other axes' parts): 48 characters each leave room for them.
+MAX_PATH_NAME = 48
+PATH_NAME_ALLOWED = (f"letters, digits, - and _, starting with a letter or digit, at most "
+                     f"{MAX_PATH_NAME} characters")
 # Finite bounds of the numeric keys (beside the per-key checks below).
 MAX_EXECUTION_TIME_S = 7 * 24 * 3600  # a week: the study ran 6 h per run
 MAX_COUNT = 1000  # publishers or subscribers per run
+MAX_VARIANTS = 100  # topology variants, and placements
 AGENT_MAX_DATA_LEN = 16 * 1024 * 1024  # the mcastlab agents' -dataLen limit (PT_MAX_DATALEN)
 
 
 def check_path_name(name: str, what: str) -> str:
     import re
+    import reprlib
 
-    if not re.fullmatch(PATH_NAME, name):
-        raise ValueError(f"{what} {name!r} must be {PATH_NAME_ALLOWED}")
+    if not re.fullmatch(PATH_NAME, name, re.ASCII) or len(name) > MAX_PATH_NAME:
+        raise ValueError(f"{what} {reprlib.repr(name)} must be {PATH_NAME_ALLOWED}")
     return name
 
 
@@ -117,7 +123,8 @@ class Topology(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
     # Named parameter overrides, each one a matrix axis (e.g. shared vs source tree).
-    variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # (Each variant is a topology resolved and checked against every placement: bounded.)
+    variants: dict[str, dict[str, Any]] = Field(default_factory=dict, max_length=MAX_VARIANTS)
 
     @field_validator("variants")
     @classmethod
@@ -261,6 +268,18 @@ class Matrix(_Strict):
     def _agents(cls, v: list[str] | None) -> list[str] | None:
         return None if v is None else _distinct_choices(v, AGENT_KINDS, "one or more of")
 
+    @field_validator("participants", "modes", "discovery", "reliability", "data_len",
+                     "latency_count", "tests", "pub_rate", "placements")
+    @classmethod
+    def _no_value_twice(cls, v: list[Any] | None) -> list[Any] | None:
+        """An axis value listed twice would be the same runs twice (one run id)."""
+        from collections import Counter
+
+        dup = sorted(str(a) for a, n in Counter(v or []).items() if n > 1)
+        if dup:
+            raise ValueError(f"{', '.join(dup)} listed twice; allowed: each value at most once")
+        return v
+
     @field_validator("participants", "publishers", "subscribers")
     @classmethod
     def _positive_counts(cls, v: list[int] | None) -> list[int] | None:
@@ -317,6 +336,12 @@ class Matrix(_Strict):
         elif len(self.publishers) != len(self.subscribers):
             raise ValueError("publishers and subscribers must have the same length (paired)")
         pairs = self.count_pairs()
+        from collections import Counter
+
+        twice = sorted(f"{p}x{q}" for (p, q), n in Counter(pairs).items() if n > 1)
+        if twice:
+            raise ValueError(f"publishers/subscribers: the pair {', '.join(twice)} is listed "
+                             "twice; allowed: each pair at most once")
         keys = {f"{p}x{q}" for p, q in pairs} | {str(p) for p, q in pairs if p == q}
         for key, secs in self.execution_time_by_count.items():
             if key not in keys:
@@ -440,7 +465,7 @@ class Scenario(_Strict):
     agent: Agent = Field(default_factory=Agent)
     matrix: Matrix
     placement: Placement = Field(default_factory=Placement)
-    placements: dict[str, Placement] | None = None
+    placements: dict[str, Placement] | None = Field(default=None, max_length=MAX_VARIANTS)
     timing: Timing = Field(default_factory=Timing)
     capture: Capture = Field(default_factory=Capture)
     fidelity: Fidelity = Field(default_factory=Fidelity)
@@ -546,6 +571,9 @@ def from_dict(raw: dict[str, Any], path: Path | str = "(scenario)", quick: bool 
     except ValidationError as exc:
         key, msg = _explain(exc.errors()[0])
         raise ScenarioError(path, key, msg) from None
+    from experiments import bounds
+
+    bounds.check(sc, path)  # the work it asks for, counted before anything is expanded
     axis = sc.matrix.agents
     if axis is not None and "kind" in sc.agent.model_fields_set and sc.agent.kind not in axis:
         raise ScenarioError(

@@ -145,6 +145,45 @@ def read_latency_file(path: Path) -> list[float]:
     return parse_latency_file(path.read_text()) if path.exists() else []
 
 
+LATENCY_BATCH = 1 << 18  # samples per row group: ~8 MB of Python floats at a time
+
+
+def write_latency_table(src: Path, dest: Path, run_id: str, warmup: int) -> tuple[int, int]:
+    """``latency.parquet`` from publisher 0's latency file, streamed: the file is read line
+    by line and written in row groups of LATENCY_BATCH samples, so a long run's samples
+    (tens of millions) never sit in one Python list. The first ``warmup`` samples are
+    dropped. Returns (samples in the file, samples written)."""
+    import os
+
+    from experiments.perftest_output import iter_latency_file
+    from experiments.results import atomic_file
+
+    seen = kept = 0
+    with atomic_file(dest) as tmp, pq.ParquetWriter(tmp, LATENCY_SCHEMA) as writer:
+        batch: list[float] = []
+
+        def flush() -> None:
+            first = kept - len(batch)
+            writer.write_table(pa.table({
+                "run_id": pa.array([run_id] * len(batch), pa.string()),
+                "sample": pa.array(range(first, kept), pa.int64()),
+                "latency_us": pa.array(batch, pa.float64())}, schema=LATENCY_SCHEMA))
+            batch.clear()
+
+        with (src.open() if src.exists() else open(os.devnull)) as lines:
+            for value in iter_latency_file(lines):
+                seen += 1
+                if seen <= warmup:
+                    continue
+                batch.append(value)
+                kept += 1
+                if len(batch) >= LATENCY_BATCH:
+                    flush()
+        if batch or kept == 0:
+            flush()
+    return seen, kept
+
+
 def build_tables(run_dir: Path, cfg: dict[str, Any], resource_rows: list[dict[str, Any]]
                  ) -> dict[str, Any]:
     """Parse ``run_dir/agents`` into ``run_dir/tables``; returns the summary dict."""
@@ -171,15 +210,12 @@ def build_tables(run_dir: Path, cfg: dict[str, Any], resource_rows: list[dict[st
         summary.setdefault("discovery_s", {})[name] = discovery_seconds(err)
         if name == "pub0":
             summary["agent_latency_count"] = agent_latency_count(err)
-    lat_all = read_latency_file(agents_dir / "pub0.latency.txt")
     warm = int(cfg.get("warmup_samples") or 0)
-    lat = lat_all[warm:]
-    summary["latency_samples"] = len(lat)
-    summary["latency_samples_in_file"] = len(lat_all)
-    summary["warmup_samples_dropped"] = min(warm, len(lat_all))
-    write_parquet(tables / "latency.parquet",
-                  [{"run_id": run_id, "sample": i, "latency_us": v} for i, v in enumerate(lat)],
-                  LATENCY_SCHEMA)
+    in_file, kept = write_latency_table(agents_dir / "pub0.latency.txt",
+                                        tables / "latency.parquet", run_id, warm)
+    summary["latency_samples"] = kept
+    summary["latency_samples_in_file"] = in_file
+    summary["warmup_samples_dropped"] = min(warm, in_file)
     write_parquet(tables / "throughput.parquet", thr, THROUGHPUT_SCHEMA)
     write_parquet(tables / "resources.parquet",
                   [{"run_id": run_id, **r} for r in resource_rows], RESOURCES_SCHEMA)

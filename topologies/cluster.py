@@ -79,7 +79,10 @@ SESSION_MARGIN = 16
 SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
                "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
                "-o", "ServerAliveCountMax=6", "-o", "LogLevel=ERROR")
-_DEST = re.compile(r"^(?:(?P<user>[a-z_][a-z0-9_-]*)@)?(?P<host>[A-Za-z0-9.-]+)$")
+# [root@]IPv4 address: the VXLAN tunnels (ip link ... local A remote B) and the route lookup
+# towards a server take addresses, not host names.
+_DEST = re.compile(r"^(?:(?P<user>[a-z_][a-z0-9_-]*)@)?(?P<host>[0-9]{1,3}(?:\.[0-9]{1,3}){3})$",
+                   re.ASCII)
 # The override of the same-code check: an unknown revision or changed tracked files.
 UNVERIFIED_KEY = "allow_unverified_revision"
 
@@ -120,12 +123,17 @@ class ClusterConfig:
             m = _DEST.match(s)
             if s == LOCAL and i == 0:
                 continue
-            if s == LOCAL or not m or (m["user"] or "root") != "root":
+            if (s == LOCAL or not m or (m["user"] or "root") != "root"
+                    or not _is_ipv4(m["host"])):
                 raise ValueError(f"{where} servers[{i}] = {s!r}: allowed: \"localhost\" as the "
-                                 f"first server only, else an address or host name, optionally "
-                                 f"as root@address (the testbed runs as root on every server)")
-        if len(set(servers)) != len(servers):
-            raise ValueError(f"{where} servers: a server is listed twice: {servers!r}")
+                                 f"first server only, else an IPv4 address (not a host name: "
+                                 f"the VXLAN tunnels need addresses), optionally as "
+                                 f"root@address (the testbed runs as root on every server)")
+        hosts = [s.rpartition("@")[2] for s in servers]
+        twice = sorted({h for h in hosts if hosts.count(h) > 1})
+        if twice:
+            raise ValueError(f"{where} servers: server {', '.join(twice)} is listed twice "
+                             f"({servers!r}); allowed: each server once")
         port = section.get("port", 22)
         if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
             raise ValueError(f"{where} port: expected an integer 1-65535, got {port!r}")
@@ -185,6 +193,45 @@ def placement(spec: Spec, config: ClusterConfig) -> dict[str, int]:
         raise TopologyParamError(f"{config.source}: [cluster] place leaves {', '.join(empty)} "
                                  f"without a node; allowed: every server holds at least one")
     return where
+
+
+# What a fetch may bring back from a server (a compromised one must not fill the
+# controller's disk): at most FETCH_MAX_MEMBERS archive members (a capture's ring is at most
+# 1,000 files), no sparse member (its few bytes stand for any size), and no more bytes than
+# leave FETCH_RESERVE_SHARE of the destination's file system (at least 1 GiB) free.
+FETCH_MAX_MEMBERS = 1024
+FETCH_RESERVE_SHARE = 0.05
+
+
+def _fetch_room(directory: Path) -> int:
+    """Bytes a fetch into `directory` may write."""
+    import shutil
+
+    du = shutil.disk_usage(directory)
+    return du.free - max(1 << 30, int(du.total * FETCH_RESERVE_SHARE))
+
+
+def _refused_member(member: Any, n: int, room: int) -> str | None:
+    """Why the `n`-th member of a fetched archive is not copied (None: it may be)."""
+    if n > FETCH_MAX_MEMBERS:
+        return f"more than {FETCH_MAX_MEMBERS} files in its archive (allowed: at most that many)"
+    if member.issparse():
+        return f"{member.name!r} is a sparse file (allowed: regular files only)"
+    if member.size > room:
+        return (f"{member.name!r} is {member.size} bytes, more than the {max(room, 0)} this "
+                f"machine's disk can take while keeping {FETCH_RESERVE_SHARE:.0%} (at least "
+                "1 GiB) free")
+    return None
+
+
+def _is_ipv4(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 class Remote:
@@ -500,13 +547,20 @@ class Cluster:
                   f"if [ -e \"$1\" ]; then tar -cf - \"$@\"; else tar -cf - -T /dev/null; fi")
         argv = remote.command(node, "tar", ["sh", "-c", script])
         got: list[Path] = []
+        room = _fetch_room(local.parent)
         with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
             assert proc.stdout is not None
             with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
-                for member in tar:
+                for n, member in enumerate(tar, start=1):
+                    why = _refused_member(member, n, room)
+                    if why:
+                        proc.kill()
+                        raise RuntimeError(f"fetching {prefix}* from {remote.name}: {why}; "
+                                           f"kept the {len(got)} file(s) copied before")
                     name = member.name
                     if not member.isfile() or "/" in name or not name.startswith(prefix):
                         continue
+                    room -= member.size
                     dest = local.parent / (local.name + name[len(prefix):])
                     part = dest.with_name(dest.name + ".part")
                     src = tar.extractfile(member)

@@ -759,6 +759,29 @@ def _gated_node(ledger: Ledger, logical: str, remote: Any = None) -> Any:
                       "--wd=/", "--", *argv]
             return self.remote.command(logical, what, inside, interruptible=interruptible)
 
+        def mountPrivateDirs(self) -> None:  # Mininet calls it by this name
+            """Mininet's, with each path quoted and each bind mount checked.
+
+            Mininet formats the private directory into ``mkdir -p %s`` and ``mount --bind
+            %s %s`` for the node's shell, unquoted, with ``% self.__dict__`` first: a
+            results path with a space made the mount fail silently (the routers then
+            shared the machine's /var/run: pimd's pid file and socket), a ``%`` crashed
+            node creation and a ``;`` ran a command. Here the paths are quoted and the
+            mount is proven: the mount point must then be the private directory itself
+            (same device and inode), or the build stops naming the node."""
+            for entry in self.privateDirs:
+                if not isinstance(entry, tuple):
+                    raise BuildError("mounting the private directories", logical,
+                                     f"{entry!r}: only (mount point, directory) pairs are used")
+                mount_point, private = (shlex.quote(str(p)) for p in entry)
+                out = self.cmd(
+                    f"mkdir -p -- {private} {mount_point} && mount --bind -- {private} "
+                    f"{mount_point} && [ \"$(stat -L -c %d:%i -- {mount_point})\" = "
+                    f"\"$(stat -L -c %d:%i -- {private})\" ] && echo {_RC_MARK}0")
+                if f"{_RC_MARK}0" not in out:
+                    raise BuildError(f"bind-mounting {entry[1]} on {entry[0]}", logical,
+                                     " ".join(out.split()) or "the mount did not take effect")
+
         def _popen(self, cmd: list[str], **params: Any) -> subprocess.Popen:
             params.pop("close_fds", None)  # the gate passes its pipe: close_fds is forced on
             if cmd[:1] == ["mnexec"] and "n" in cmd[1]:

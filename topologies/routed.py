@@ -57,7 +57,8 @@ PARAMS: tuple[Param, ...] = (
     Param("pim_daemon", "choice", "pimd", "PIM-SM implementation for mrouting=pimd "
           "(frr: FRR's pimd, the one that honours spt=never; rp=static only)",
           choices=("pimd", "frr")),
-    Param("smc_groups", "str", "239.0.0.0/8", "smcroute: comma-separated groups (GROUP[/LEN])"),
+    Param("smc_groups", "groups", "239.0.0.0/8",
+          "smcroute: comma-separated groups (GROUP[/LEN])"),
     Param("smc_mode", "choice", "star", "smcroute: (*,G) or (S,G) routes", choices=("star", "sg")),
     Param("smc_source", "str", "h1", "smcroute: the sending host (its segment is the source)"),
     Param("smc_to", "str", "all", "smcroute: receiver segments s2,s3 or all"),

@@ -26,7 +26,7 @@ _RATE_MBIT = {"bit": 1e-6, "kbit": 1e-3, "mbit": 1.0, "gbit": 1000.0, "tbit": 1e
 
 def duration_ms(text: str) -> float:
     """'10ms' -> 10.0, '200us' -> 0.2, '1.5s' -> 1500.0."""
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)(us|ms|s)", text.strip().lower())
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(us|ms|s)", text.strip().lower(), re.ASCII)
     if not m:
         raise ValueError(f"not a duration: {text!r}")
     return float(m.group(1)) * _TIME_MS[m.group(2)]

@@ -7,6 +7,8 @@ to validate scenarios and unit-test addressing and routing without building anyt
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import re
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -45,6 +47,45 @@ class BuildError(RuntimeError):
 
 _TRUE = {"1", "on", "true", "yes"}
 _FALSE = {"0", "off", "false", "no"}
+# ASCII only (re.ASCII): Python's \\d and float() also take other scripts' digits ("١٠").
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+_DURATION = re.compile(r"\d+(\.\d+)?(us|ms|s)", re.ASCII)
+# A "str" parameter names a node or lists some (rp_router, smc_source, smc_to): never a
+# space, a newline or a shell or config-file character.
+_WORD = re.compile(r"[A-Za-z0-9_.,/:-]+", re.ASCII)
+
+
+def _short_repr(value: Any) -> str:
+    """repr() cut to a line's worth (a 300-character name, a 400-digit number)."""
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxstring, r.maxlong, r.maxother = 60, 40, 60
+    return r.repr(value)
+
+
+def _multicast_groups(text: str) -> str | None:
+    """Comma-separated IPv4 multicast groups, each GROUP or GROUP/LEN (as written, without
+    spaces); None when any is not one.
+
+    >>> _multicast_groups("239.1.1.1, 239.0.0.0/8")
+    '239.1.1.1,239.0.0.0/8'
+    >>> _multicast_groups("239.0.0.0/8\\nphyint eth0 enable") is None
+    True
+    """
+    groups = [g.strip() for g in text.split(",")]
+    out = []
+    for g in groups:
+        if not re.fullmatch(r"[0-9.]+(/[0-9]+)?", g, re.ASCII):
+            return None
+        try:
+            net = ipaddress.IPv4Network(g)
+        except ValueError:
+            return None
+        if not net.is_multicast:
+            return None
+        out.append(g)
+    return ",".join(out)
 
 
 @dataclass(frozen=True)
@@ -52,7 +93,9 @@ class Param:
     """One topology parameter: its kind decides parsing, `choices` or bounds validation."""
 
     name: str
-    kind: str  # "int" | "float" | "bool" | "choice" | "str" | "delay" | "percent"
+    # "int" | "float" | "bool" | "choice" | "str" (a word: letters, digits, _ . , / : -)
+    # | "delay" | "percent" | "groups" (IPv4 multicast groups, GROUP[/LEN],...)
+    kind: str
     default: Any
     help: str
     choices: tuple[str, ...] = ()
@@ -67,18 +110,40 @@ class Param:
         if self.kind in ("int", "float", "percent"):
             lo = "" if self.low is None else f"{self.low:g}"
             hi = "" if self.high is None else f"{self.high:g}"
-            return f"a number in [{lo}, {hi}]"
+            what = "an integer" if self.kind == "int" else "finite"
+            return f"a number in [{lo}, {hi}] ({what}, ASCII digits)"
         if self.kind == "delay":
             most = "" if self.high is None else f", at most {self.high:g} ms"
-            return f"a duration such as 5ms or 200us{most}"
-        return "a string"
+            return f"a duration such as 5ms or 200us (ASCII digits){most}"
+        if self.kind == "groups":
+            return "IPv4 multicast groups GROUP or GROUP/LEN, separated by commas"
+        return "letters, digits and _ . , / : -"
+
+    def _number(self, value: Any) -> float | None:
+        """The finite number `value` stands for, or None (bools, inf, nan, other scripts'
+        digits, numbers too large for a float)."""
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int | float):
+            try:
+                num = float(value)
+            except OverflowError:
+                return None
+        else:
+            text = str(value).strip()
+            if self.kind == "percent":
+                text = text.removesuffix("%")
+            if not _NUMBER.fullmatch(text):
+                return None
+            num = float(text)
+        return num if math.isfinite(num) else None
 
     def parse(self, family: str, value: Any) -> Any:
         def bad() -> TopologyParamError:
             return TopologyParamError(
-                f"topology {family}: parameter '{self.name}' = {value!r} is not allowed; "
-                f"allowed: {self.allowed()}"
-            )
+                f"topology {family}: parameter '{self.name}' = {_short_repr(value)} is not "
+                "allowed; "
+                f"allowed: {self.allowed()}")
 
         if value is None:
             return None
@@ -96,28 +161,32 @@ class Param:
                 raise bad()
             return text
         if self.kind in ("int", "float", "percent"):
-            try:
-                num = float(text.rstrip("%"))
-                if self.kind == "int":
-                    if num != int(num) or isinstance(value, bool):
-                        raise ValueError
-                    num = int(num)
-            except ValueError:
-                raise bad() from None
+            num = self._number(value)
+            if num is None or (self.kind == "int" and num != int(num)):
+                raise bad()
+            if self.kind == "int":
+                num = int(num)
             if (self.low is not None and num < self.low) or (
                 self.high is not None and num > self.high
             ):
                 raise bad()
             return num
         if self.kind == "delay":
-            if not re.fullmatch(r"\d+(\.\d+)?(us|ms|s)", text):
+            if not _DURATION.fullmatch(text):
                 raise bad()
             from topologies.shaping import duration_ms
 
             if self.high is not None and duration_ms(text) > self.high:
                 raise bad()
             return text
-        return str(value)
+        if self.kind == "groups":
+            groups = _multicast_groups(str(value))
+            if groups is None:
+                raise bad()
+            return groups
+        if not isinstance(value, str) or not _WORD.fullmatch(value):
+            raise bad()
+        return value
 
 
 # Parameters every family accepts: link shaping and the switch's multicast behaviour.

@@ -1,7 +1,8 @@
 /* mcl_check: dissect captures from the command line (JSON out), or fuzz the dissector.
  *
  *   mcl_check FILE...                 one JSON line per file: frames, submessages by id,
- *                                     control messages, bad reasons
+ *                                     control messages, bad reasons (each file also goes
+ *                                     through the aggregate API, with t0 = 0)
  *   mcl_check --mutate FILE N SEED    N random mutations of FILE (bit flips, byte
  *                                     overwrites, truncation, splices) dissected in memory;
  *                                     built with AddressSanitizer this is the fuzz harness
@@ -223,6 +224,9 @@ int main(int argc, char **argv)
         }
         print_result(argv[i], &r);
         mcl_free(&r);
+        mcl_agg *a = mcl_agg_new(0);  /* and the aggregate API: seconds since t = 0 */
+        if (a == NULL || mcl_agg_file(a, argv[i], err, sizeof err) != 0) rc = 1;
+        mcl_agg_free(a);
     }
     return rc;
 }

@@ -506,11 +506,23 @@ static void agg_sub(ctx *c, const mcl_sub *s, int32_t sec, int *user)
     }
 }
 
+/* The second since t0 a timestamp falls in. A capture's timestamps may jump (a clock set
+   during the capture, an edited or damaged record header): a second outside int32_t is
+   the first or last one it can hold, never a float-to-int conversion out of range (that is
+   undefined behaviour, which UBSan's float-cast-overflow check aborts on). */
+static int32_t second_of(double ts, double t0)
+{
+    double s = floor(ts - t0);
+    if (!(s > (double)INT32_MIN)) return INT32_MIN; /* also NaN */
+    if (s > (double)INT32_MAX) return INT32_MAX;
+    return (int32_t)s;
+}
+
 static void agg_frame(ctx *c)
 {
     mcl_agg *a = c->ag;
     mcl_frame *f = &c->fbuf;
-    int32_t sec = (int32_t)floor(f->ts - a->t0);
+    int32_t sec = second_of(f->ts, a->t0);
     int user = 0;
     if (a->nframes == 0 || f->ts < a->tmin) a->tmin = f->ts;
     if (a->nframes == 0 || f->ts > a->tmax) a->tmax = f->ts;
@@ -1069,7 +1081,7 @@ static void ipv4(ctx *c, const uint8_t *p, size_t len, int snapcut)
     if (c->mode == MODE_AGG && c->depth == 0) {  /* counted when its datagram is decided */
         part *pt = vec_push(&s->parts);
         if (pt) {
-            pt->second = (int32_t)floor(f->ts - c->ag->t0);
+            pt->second = second_of(f->ts, c->ag->t0);
             pt->wirelen = f->wirelen;
             c->frag_stored = 1;
         }

@@ -1,5 +1,7 @@
 #include "paths.hpp"
 
+#include "rtps_count.hpp"
+
 #include <arpa/inet.h>
 
 #include <atomic>
@@ -109,38 +111,7 @@ struct CountingUdpDescriptor : UDPv4TransportDescriptor {
   }
 };
 
-uint16_t rd16(const unsigned char *p, bool le) { return le ? (p[0] | p[1] << 8) : (p[0] << 8 | p[1]); }
-uint32_t rd32(const unsigned char *p, bool le)
-{
-  return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
-            : (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-// A user-defined writer: entityKind 0x02 (keyed) or 0x03 (no key), not builtin (0xC_).
-bool user_writer(const unsigned char *entity_id) { return entity_id[3] == 0x02 || entity_id[3] == 0x03; }
-
 }  // namespace
-
-unsigned user_data_submessages(const unsigned char *msg, uint32_t size)
-{
-  if (size < 20 || std::memcmp(msg, "RTPS", 4) != 0) return 0;
-  unsigned n = 0;
-  uint32_t at = 20;
-  while (at + 4 <= size) {
-    const unsigned char *sm = msg + at;
-    bool le = sm[1] & 1;
-    uint32_t len = rd16(sm + 2, le);
-    uint32_t body = at + 4;
-    uint32_t next = len ? body + len : size;  // 0: up to the end of the message
-    if (next > size) break;
-    if (sm[0] == 0x15 && len >= 20 && user_writer(msg + body + 8)) n++;  // DATA
-    if (sm[0] == 0x16 && len >= 24 && user_writer(msg + body + 8) &&    // DATA_FRAG, first
-        rd32(msg + body + 20, le) == 1)
-      n++;
-    at = next;
-  }
-  return n;
-}
 
 PathCounts path_counts()
 {

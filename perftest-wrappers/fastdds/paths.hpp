@@ -2,8 +2,9 @@
 // shared-memory transport, UDP from this host (unicast over lo, or multicast the kernel
 // looped back) or UDP from another host (the emulated network). Each transport the agent
 // registers is wrapped in a counting ChainingTransport that reads, in every RTPS message it
-// hands up, the DATA submessages (and first DATA_FRAG fragments) of user writers; the
-// message then goes on unchanged. A sample carried on two paths is counted on both.
+// hands up, the DATA submessages (and first DATA_FRAG fragments) of user writers
+// (rtps_count.hpp); the message then goes on unchanged. A sample carried on two paths is
+// counted on both.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +23,6 @@ struct PathCounts {
 
 // Counts so far (thread-safe).
 PathCounts path_counts();
-
-// User DATA submessages (and first DATA_FRAG fragments) in one RTPS message.
-unsigned user_data_submessages(const unsigned char *msg, uint32_t size);
 
 // A descriptor of the same kind (a SharedMemTransportDescriptor stays one, so Fast DDS
 // still knows it has shared memory) whose transport counts what it receives. host_ip: the

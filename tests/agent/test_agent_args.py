@@ -166,3 +166,38 @@ def test_fastdds_agent_refuses_write_batching() -> None:
     assert len(lines) == 1 and "-batchSize" in lines[0] and "batching" in lines[0], r.stderr
     r = run(exe, "-pub", "-batchSize", "0", "stray")
     assert r.returncode == 2 and "stray" in r.stderr and "batchSize" not in r.stderr, r.stderr
+
+
+# Values around the rules of options.c (to_int: strtoll over the whole value; to_dbl:
+# strtod over the whole value), and around each option's range.
+EDGE_VALUES = ["0", "1", "2", "0.05", "0.1", "1.5", "5x", "abc", "", " 7", "+7", "7 ", "1e3",
+               "1e6", "1000001", "0x10", "0x1p-3", "inf", "nan", "120", "200000", "200001",
+               "100000000", "100000001", "200000000", "99999999999999999999", "\u0663"]
+
+
+def _extra_args_with_values() -> list[str]:
+    from experiments import agent_options as ao
+
+    return sorted(o.name for o in (*ao.PERFTEST, *ao.EXTENSIONS)
+                  if o.native and o.role == "both" and o.refuse is None and o.takes_value)
+
+
+@pytest.mark.parametrize("opt", _extra_args_with_values())
+def test_extra_args_values_are_checked_by_the_agents_own_rules(
+        agent: str, agent_kind: AgentKind, opt: str) -> None:
+    """Every value [agent] extra_args may give an option: the scenario check accepts it
+    exactly when the agent does (before, `-instances 200000000`, `-sendQueueSize 5x`,
+    `-discoveryTimeout abc` and `-leaseDuration 0` passed the check and every agent then
+    exited 2 after the network was built). An argument after the value that the agent
+    refuses shows whether the value itself was taken."""
+    from experiments.agent_options import check_extra_args
+
+    differ = []
+    for value in EDGE_VALUES:
+        r = run(agent, "-pub", opt, value, "-frobnicate")
+        assert r.returncode == 2
+        agent_takes = "'-frobnicate'" in r.stderr
+        check_takes = check_extra_args([opt, value], agent_kind.name) is None
+        if agent_takes != check_takes:
+            differ.append((value, agent_takes, r.stderr.strip()))
+    assert differ == [], differ

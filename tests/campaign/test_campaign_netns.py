@@ -283,19 +283,20 @@ def test_secondary_scenarios_quick(tmp_path: Path, scenario: str) -> None:
 
 
 def test_failed_run_is_retried_then_recorded(tmp_path: Path) -> None:
-    """Runs the agent rejects fail on every attempt, are recorded as failed with the
-    agent's reason, and the campaign goes on to the next run.
+    """Runs that fail, fail on every attempt, are recorded as failed with the reason, and
+    the campaign goes on to the next run.
 
-    The failure is `-discoveryTimeout 0.001` in extra_args: the scenario check accepts the
-    option (an mcastlab extension whose value the option table keeps as a string) but the
-    agent wants 0.1 s or more. (Before, `-dataLen` above 16 MiB and then `-instances 0`
-    did this; the scenario check now refuses both, from the agent's option table.)"""
+    The failure is `-noPrintIntervals` in extra_args: a valid option the agents take, but
+    then the subscribers print no throughput intervals, which the runner's check of a run
+    refuses. (Before, values the agent refused did this: `-dataLen` above 16 MiB, then
+    `-instances 0`, then `-discoveryTimeout 0.001`; the scenario check now refuses each,
+    by the agent's own rules.)"""
     _need_native_agent()
     scenario = tmp_path / "retry.toml"
     scenario.write_text(
         '[campaign]\nname = "retry"\nretries = 1\n'
         '[topology]\nname = "lan"\nparams = { hosts = 2, querier = false }\n'
-        '[agent]\nextra_args = ["-discoveryTimeout", "0.001"]\n'
+        '[agent]\nextra_args = ["-noPrintIntervals"]\n'
         '[matrix]\nparticipants = [1]\nmodes = ["unicast", "multicast"]\n'
         'execution_time = 4\n'
     )
@@ -307,7 +308,7 @@ def test_failed_run_is_retried_then_recorded(tmp_path: Path) -> None:
     for rid, r in idx.items():
         # both runs were attempted twice: the first failure did not stop the campaign
         assert (r["status"], r["attempts"]) == ("failed", 2), r
-        assert "exit 2" in r["reason"] and "-discoveryTimeout" in r["reason"], r["reason"]
+        assert r["reason"] == "no throughput intervals from sub0", r["reason"]
         man = json.loads((root / rid / "manifest.json").read_text())
         assert man["status"] == "failed" and man["attempt"] == 2
     st = json.loads(_run("status", str(root), "--json", timeout=60).stdout)

@@ -28,6 +28,8 @@ execution_time = 5
 
 
 NATIVE = GOOD.replace('kind = "ddsperf"', 'kind = "native"')
+ROUTED = GOOD.replace('name = "lan"', 'name = "routed"').replace(
+    "params = { hosts = 4 }", 'params = { routers = 2, hosts = 1, mrouting = "smcroute" }')
 
 
 def _edit(old: str, new: str) -> str:
@@ -113,6 +115,63 @@ CASES = [
     ("extra-args-latency-file", NATIVE.replace(
         'kind = "native"', 'kind = "native"\nextra_args = ["-latencyFile", "/etc/x"]'),
      "agent.extra_args", ["-latencyFile", "inside the run directory", "allowed in extra_args:"]),
+    # Inputs that passed the check and failed once the network was built, or never ran.
+    *[(f"{key}-nan", _edit("params = { hosts = 4 }", f"params = {{ hosts = 4, {key} = nan }}"),
+       "topology.params", [f"'{key}' = nan is not allowed", f"allowed: a number in [{low}"])
+      for key, low in (("cpu", "0.01"), ("bw", "0.1"), ("loss", "0"))],
+    ("delay-unicode-digits", _edit("params = { hosts = 4 }",
+                                   'params = { hosts = 4, delay = "\u0661\u0660ms" }'),
+     "topology.params", ["'delay'", "allowed: a duration such as 5ms", "ASCII digits"]),
+    ("hosts-unicode-digits", _edit("params = { hosts = 4 }", 'params = { hosts = "\u0664" }'),
+     "topology.params", ["'hosts'", "allowed: a number in [1, 250] (an integer, ASCII"]),
+    ("hosts-inf", _edit("params = { hosts = 4 }", "params = { hosts = inf }"),
+     "topology.params", ["'hosts' = inf is not allowed", "allowed: a number in [1, 250]"]),
+    ("smc-groups-newline", ROUTED.replace("mrouting = \"smcroute\"",
+                                          'mrouting = "smcroute", smc_groups = '
+                                          '"239.0.0.0/8\\nphyint r1-eth0 enable"'),
+     "topology.params", ["'smc_groups'", "allowed: IPv4 multicast groups GROUP or GROUP/LEN"]),
+    *[(f"extra-args-{opt[1:]}", NATIVE.replace(
+        'kind = "native"', f'kind = "native"\nextra_args = ["{opt}", "{value}"]'),
+       "agent.extra_args", [f"option {opt}: bad value '{value}'", f"allowed: {allowed}"])
+      for opt, value, allowed in (
+          ("-instances", "200000000", "an integer from 1 to 100000000"),
+          ("-sendQueueSize", "5x", "an integer from 1 to 100000000"),
+          ("-discoveryTimeout", "abc", "a number from 0.1 to 1e+06"),
+          ("-leaseDuration", "0", "a number from 1 to 1e+06"))],
+    ("cluster-server-twice", GOOD + '[cluster]\nservers = ["localhost", "10.0.0.2", '
+     '"root@10.0.0.2"]\n', "cluster", ["server 10.0.0.2 is listed twice",
+                                        "allowed: each server once"]),
+    ("cluster-host-name", GOOD + '[cluster]\nservers = ["localhost", "srv2.lab"]\n',
+     "cluster", ["servers[1] = 'srv2.lab'", "allowed:", "an IPv4 address (not a host name"]),
+    ("variant-name-300", _edit("params = { hosts = 4 }",
+                               "params = { hosts = 4 }\n[topology.variants." + "v" * 300
+                               + "]\nsnooping = false"),
+     "topology.variants", ["variant name 'vvvv", "at most 48 characters"]),
+    ("placement-name-300", GOOD + "[placements." + "p" * 300 + ']\nhosts = ["h1"]\n',
+     "placements", ["placement name 'pppp", "at most 48 characters"]),
+    # Run ids: two cells named alike, an axis value twice.
+    ("run-id-collision", _edit("params = { hosts = 4 }",
+                               "params = { hosts = 4 }\n[topology.variants.a]\n"
+                               "[topology.variants.a-b]")
+     + '[placements.b-c]\nhosts = ["h1"]\n[placements.c]\nhosts = ["h2"]\n',
+     "topology.variants", ["two runs would get the run id 'lan-rel-100B-a-b-c-1x1-unicast-r1'",
+                           "topology variant 'a', placement 'b-c'",
+                           "topology variant 'a-b', placement 'c'", "allowed:"]),
+    ("participants-twice", _edit("participants = [1]", "participants = [1, 1]"),
+     "matrix.participants", ["1 listed twice", "allowed: each value at most once"]),
+    ("pair-twice", _edit("participants = [1]", "publishers = [1, 1]\nsubscribers = [2, 2]"),
+     "matrix", ["the pair 1x2 is listed twice", "allowed: each pair at most once"]),
+    # Bounds (experiments/bounds.py): runs, latency samples.
+    ("too-many-runs", _edit("execution_time = 5", "execution_time = 5\ndata_len = ["
+                            + ", ".join(str(n) for n in range(28, 128)) + "]\nrepetitions = 101"),
+     "matrix", ["the matrix has 10100 runs", "allowed: at most 10000 runs"]),
+    ("too-many-variants", _edit("params = { hosts = 4 }", "params = { hosts = 4 }\n"
+                                + "".join(f"[topology.variants.v{i}]\n" for i in range(101))),
+     "topology.variants", ["too many values", "at most 100 items"]),
+    ("latency-samples", NATIVE.replace("execution_time = 5",
+                                       "execution_time = 21600\nlatency_count = [1]"),
+     "matrix.latency_count", ["could keep 21600000000 latency samples", "latency_count 1",
+                              "allowed: at most 50000000 per run"]),
 ]
 
 
@@ -129,26 +188,81 @@ def no_build(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     return calls
 
 
+@pytest.mark.parametrize("check", [[], ["--check"]], ids=["run", "check"])
 @pytest.mark.parametrize(("text", "key", "words"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])
 def test_malformed_scenario(tmp_path: Path, text: str, key: str, words: list[str],
-                            no_build: list[object], monkeypatch: pytest.MonkeyPatch,
+                            check: list[str], no_build: list[object],
+                            monkeypatch: pytest.MonkeyPatch,
                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Refused by `mcastlab run` and by `mcastlab run --check` alike."""
     from mcastlab.cli import main
 
     monkeypatch.delenv("NDDSHOME", raising=False)
     scenario = tmp_path / "bad.toml"
     scenario.write_text(text)
     results = tmp_path / "results"
-    status = main(["run", str(scenario), "--results", str(results), "--no-progress"])
-    err = capsys.readouterr().err
+    status = main(["run", str(scenario), "--results", str(results), "--no-progress", *check])
+    out, err = capsys.readouterr()
     assert status == 2
+    assert out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith(f"mcastlab run: {scenario}: {key}: "), lines[0]
     for w in words:
         assert w in lines[0], f"{w!r} missing from: {lines[0]}"
     assert not results.exists()
+    assert no_build == []
+
+
+def test_huge_matrix_is_refused_with_its_count_before_expanding(tmp_path: Path) -> None:
+    """A scenario of 2 KB whose matrix has 2 x 10^11 runs: refused with the count, in a
+    process allowed 2 GiB of address space (expanding it, as before, would need terabytes;
+    prints the time it took)."""
+    import resource
+    import time
+
+    axis = ", ".join(str(n) for n in range(28, 128))
+    text = _edit("execution_time = 5", f"execution_time = 5\ndata_len = [{axis}]\n"
+                 f"latency_count = [{axis}]\npub_rate = [{axis}]\nrepetitions = 1000")
+    counts = ", ".join(str(n) for n in range(1, 101))
+    text = text.replace("participants = [1]", f"participants = [{counts}]")
+    text = text.replace('modes = ["unicast"]', 'modes = ["unicast", "multicast"]')
+    scenario = tmp_path / "huge.toml"
+    scenario.write_text(text)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "mcastlab.cli", "run", str(scenario), "--check"],
+                       capture_output=True, text=True, timeout=120, check=False,
+                       preexec_fn=limit)
+    took = time.monotonic() - t0
+    print(f"{len(text)} bytes, refused in {took:.2f} s (whole process, interpreter start "
+          "included)")
+    assert p.returncode == 2, p.stderr[-500:]
+    assert p.stderr.count("\n") == 1, p.stderr
+    assert (f"{scenario}: matrix: the matrix has 200000000000 runs" in p.stderr
+            and "allowed: at most 10000 runs" in p.stderr), p.stderr
+
+
+@pytest.mark.parametrize("param", ["hosts=inf", "hosts=1e400", "hosts=\u0664", "cpu=nan",
+                                   "delay=\u0661\u0660ms"])
+def test_probe_refuses_what_run_refuses(param: str, no_build: list[object],
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """`mcastlab probe --param` goes through the same parameter table: exit 2, one line
+    naming the parameter and its allowed values, nothing built."""
+    from mcastlab.cli import main
+
+    status = main(["probe", "lan", "--param", param, "--sender", "h1", "--members", "all"])
+    err = capsys.readouterr().err
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    key = param.split("=")[0]
+    assert lines[0].startswith(f"mcastlab probe: topology lan: parameter '{key}' = "), lines[0]
+    assert "is not allowed; allowed: " in lines[0]
     assert no_build == []
 
 

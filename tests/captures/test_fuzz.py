@@ -208,3 +208,35 @@ def test_asan_frame_mutations(asan_check: Path, seed_pcap: Path, ng: bool) -> No
     assert res["records"] == len(corpus_frames())
     assert res["frame_head_edits"] > 10000 and res["record_header_edits"] > 1000
     assert ng or res["record_moves"] > 1000
+
+
+def test_asan_build_checks_float_to_int_casts(asan_check: Path) -> None:
+    """-fsanitize=undefined leaves float-cast-overflow out; the sanitizer build adds it, so
+    the fuzzers above also catch a double converted to an int out of range (a timestamp
+    into its second)."""
+    flags = (ASAN_DIR / "CMakeFiles" / "mcl_check.dir" / "flags.make").read_text()
+    assert "float-cast-overflow" in flags, flags
+
+
+def test_timestamp_jumps(asan_check: Path, tmp_path: Path) -> None:
+    """Records whose timestamps jump by ~3 x 10^9 s (past what an int32_t second holds,
+    counted from t0 = 0) and back: no undefined behaviour under UBSan (before, the
+    conversion of floor(ts - t0) aborted it), every frame counted, and the jumped ones in
+    the last second the tables hold."""
+    big = c.rtps_header() + b"".join(c.info_ts() + c.data(i, b"\x55" * 100) for i in range(20))
+    frames = [c.udp_frame(c.rtps_header() + c.data(1, b"a" * 30), ipid=1),
+              c.udp_frame(c.rtps_header() + c.data(2, b"b" * 30), ipid=2),
+              *c.fragmented(c.udp_frame(big, ipid=3)),
+              c.udp_frame(c.rtps_header() + c.data(3, b"c" * 30), ipid=4)]
+    stamps = [1.0, 3.0e9, 4.0e9, 4.0e9, 0.5]
+    for f, t in zip(frames, stamps, strict=True):
+        f.time = t
+    pcap = c.write_pcap(tmp_path / "jumps.pcap", frames)
+    out = subprocess.run([str(asan_check), str(pcap)], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout)["frames"] == len(frames)
+    agg = dz.aggregate([pcap], 0.0)
+    assert agg.nframes == len(frames)
+    seconds = sorted(set(agg.pkt["second"].tolist()))
+    assert seconds == [0, 1, 2**31 - 1], seconds

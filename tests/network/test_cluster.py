@@ -26,8 +26,8 @@ def _config(tmp_path: Path, **over: object) -> cluster.ClusterConfig:
 
 
 def test_a_valid_section_is_read(tmp_path: Path) -> None:
-    c = _config(tmp_path, servers=["localhost", "root@10.0.0.2", "srv3.lab"], port=2222)
-    assert c.servers == ("localhost", "root@10.0.0.2", "srv3.lab") and c.port == 2222
+    c = _config(tmp_path, servers=["localhost", "root@10.0.0.2", "10.0.0.3"], port=2222)
+    assert c.servers == ("localhost", "root@10.0.0.2", "10.0.0.3") and c.port == 2222
 
 
 @pytest.mark.parametrize("over, words", [
@@ -36,6 +36,12 @@ def test_a_valid_section_is_read(tmp_path: Path) -> None:
     ({"servers": ["localhost", "alice@10.0.0.2"]}, "as root@address"),
     ({"servers": ["localhost", "10.0.0.2; rm -rf /"]}, "servers[1]"),
     ({"servers": ["localhost", "10.0.0.2", "10.0.0.2"]}, "listed twice"),
+    # The same server spelled twice, a host name (the VXLAN commands need addresses).
+    ({"servers": ["localhost", "10.0.0.2", "root@10.0.0.2"]},
+     "server 10.0.0.2 is listed twice"),
+    ({"servers": ["localhost", "srv3.lab"]}, "servers[1] = 'srv3.lab': allowed: \"localhost\" "
+                                             "as the first server only, else an IPv4 address"),
+    ({"servers": ["localhost", "10.0.0.300"]}, "servers[1] = '10.0.0.300'"),
     ({"port": 0}, "port: expected an integer 1-65535"),
     ({"identity": "/nonexistent/key"}, "identity: expected the path of an existing file"),
     ({"hosts": 3}, "unknown key(s) hosts; allowed: servers, identity, known_hosts, port, place, "
