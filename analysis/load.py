@@ -328,10 +328,34 @@ def _coverage_cols(cov: object) -> dict[str, float]:
     return out
 
 
+WINDOW_COLS = ("window_s", "window_length_s", "window_count", "window_offset_s",
+               "window_inside", "window_every_s")
+
+
+def _window_cols(rec: object) -> dict[str, float]:
+    """``wire_window_*``: the run's capture windows (wire/summary.json ``windows``,
+    captures/windows.py): seconds captured in all, each window's length, how many, the
+    first one's offset after full discovery, and 1.0 when every window lay inside the
+    measurement window, and the sampling period. NaN for a capture over the whole run."""
+    from captures.windows import WindowSummary
+
+    out = {f"wire_{k}": np.nan for k in WINDOW_COLS}
+    try:
+        w = WindowSummary.of(rec if isinstance(rec, dict) else None)
+    except (KeyError, TypeError, ValueError):
+        w = None
+    if w is not None:
+        out.update(wire_window_s=w.total_s, wire_window_length_s=w.length_s,
+                   wire_window_count=float(w.count), wire_window_offset_s=w.offset_s,
+                   wire_window_inside=float(w.inside), wire_window_every_s=w.every_s)
+    return out
+
+
 def _wire_row(path: Path) -> dict:
     """Flatten wire/summary.json into ``wire_*`` columns (NaN when the run has no capture)."""
     row: dict[str, float] = {f"wire_{k}": np.nan for k in WIRE_SCALARS}
     row.update(_coverage_cols(None))
+    row.update(_window_cols(None))
     row["wire_available"] = False
     if not path.exists():
         return row
@@ -346,12 +370,14 @@ def _wire_row(path: Path) -> dict:
         for kind in ("DATA", "DATA_FRAG", "HEARTBEAT", "ACKNACK", "NACK_FRAG", "GAP"):
             row[f"wire_sm_{kind}"] = float(subs.get(kind, 0))
     # Totals depend on how long the capture lasted (ring buffers keep only the last
-    # seconds of a long run), so counts are also given per second of capture.
+    # seconds of a long run), so counts are also given per second of capture (of capture
+    # window, for a run captured in windows: duration_s is their seconds).
     duration = row["wire_duration_s"]
     for key in RATE_OF:
         ok = math.isfinite(duration) and duration > 0
         row[f"wire_{key}_per_s"] = row[f"wire_{key}"] / duration if ok else np.nan
     row.update(_coverage_cols(data.get("coverage")))
+    row.update(_window_cols(data.get("windows")))
     igmp = data.get("igmp") or {}
     if isinstance(igmp, dict):
         row["wire_igmp"] = float(sum(v for v in igmp.values() if isinstance(v, int | float)))

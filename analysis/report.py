@@ -14,6 +14,7 @@ from analysis.analyse import MODES, Analysis, Pair, analyse
 from analysis.figures import all_figures, view_figures
 from analysis.load import load_campaign
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
+from analysis.verdicts import window_notes
 
 
 @dataclass
@@ -282,6 +283,7 @@ def group_sections(analysis: Analysis, tables: dict[str, pd.DataFrame]) -> list[
                              "throughput test": "throughput (higher is better)"})),
                 "\n### What the wire shows\n",
                 to_markdown(sel[["participants", "wire evidence"]]),
+                window_notes(analysis.pairs_of(group)),
                 "\n" + "\n".join(f"- {s}" for s in sel["explanation"]) + "\n",
             ]
         if has["latency"]:
@@ -311,6 +313,7 @@ def group_sections(analysis: Analysis, tables: dict[str, pd.DataFrame]) -> list[
             f"\n## {group}: wire metrics vs participant count\n",
             _img(f"figures/wire_metrics{sfx}.png", "wire metrics"),
             coverage_notes(camp.runs[camp.runs["group"] == group]),
+            window_notes(analysis.pairs_of(group)),
         ]
     return md
 

@@ -32,6 +32,9 @@ SIMILAR = 1.25  # below this ratio the wire metrics are called alike
 BY_DESIGN = ("wire_packets_per_s", "wire_ip_fragments_per_s")
 # Above this share of packets lost by tcpdump, the wire evidence carries a warning.
 CAPTURE_DROP_WARNING = 0.01
+# Wire evidence from the hosts' kernel counters, not from the capture: comparable whatever
+# the capture windows were.
+KERNEL_COUNTERS = ("wire_socket_drop_share", "wire_host_fanout")
 
 
 def capture_lossy(wire: dict[str, float]) -> bool:
@@ -142,9 +145,67 @@ def crossover_phrase(c: dominance.Crossover, unit: str) -> str:
             f"below the crossover), {c.above} above")
 
 
+def window_runs(pair: Pair) -> dict[str, list]:
+    """Each mode's runs' capture windows (captures/windows.WindowSummary, None for a run
+    without one); {} when no run of the pair was captured in windows (a capture over the
+    whole run: :func:`coverage_texts` says what it covers)."""
+    from captures.windows import WindowSummary
+
+    out: dict[str, list] = {}
+    for m in ("unicast", "multicast"):
+        runs = pair.wire_runs.get(m, {})
+        cols = [runs.get(f"wire_window_{k}", []) for k in
+                ("s", "length_s", "count", "offset_s", "inside", "every_s")]
+        n = len(pair.runs.get(m, []))
+        whole = [WindowSummary(t, ln, int(c), o, bool(i), e)
+                 for t, ln, c, o, i, e in zip(*cols, strict=False)]
+        out[m] = whole + [None] * (n - len(whole))
+    if not any(w is not None for ws in out.values() for w in ws):
+        return {}
+    return out
+
+
+def window_differences(pair: Pair) -> list[str]:
+    """Why this pair's capture figures are not compared mode against mode (their windows
+    differ in length or phase, or one mode has none); [] when they are."""
+    from captures.windows import differences
+
+    runs = window_runs(pair)
+    return differences(runs) if runs else []
+
+
+def window_note(pair: Pair) -> str:
+    """What the capture figures of this pair describe, e.g. '5.0 s inside the measurement
+    window, from 2.0 s after full discovery, both modes', or why the modes are not
+    compared; '' for whole-run captures."""
+    runs = window_runs(pair)
+    if not runs:
+        return ""
+    why = window_differences(pair)
+    if why:
+        return ("capture windows differ (" + "; ".join(why) + "): no multicast/unicast ratio "
+                "of a capture figure is given")
+    w = next(w for ws in runs.values() for w in ws if w is not None)
+    return w.text() + ", both modes"
+
+
+def window_notes(pairs: list[Pair]) -> str:
+    """The lines under a wire table naming the capture windows its figures come from,
+    one per participant count ('' when no pair was captured in windows)."""
+    lines = [f"- {p.label}: {note}" for p in pairs if (note := window_note(p))]
+    if not lines:
+        return ""
+    return ("\nCapture figures are per second of these capture windows (manifest "
+            "`capture_windows`; the socket-drop and fan-out figures come from the hosts' "
+            "kernel counters over the agents' lives):\n\n" + "\n".join(lines) + "\n")
+
+
 def wire_ratio(pair: Pair, key: str) -> float | None:
-    """multicast / unicast for one wire metric (with a floor so zeros stay finite)."""
+    """multicast / unicast for one wire metric (with a floor so zeros stay finite); None
+    for a capture figure when the modes' capture windows differ."""
     if set(pair.wire) != {"unicast", "multicast"}:
+        return None
+    if key not in KERNEL_COUNTERS and window_differences(pair):
         return None
     u, m = pair.wire["unicast"].get(key), pair.wire["multicast"].get(key)
     if u is None or m is None or not (math.isfinite(u) and math.isfinite(m)):
@@ -186,6 +247,8 @@ def wire_cell(pair: Pair) -> str:
         parts.append(f"{label} {shown[0]} → {shown[1]}")
     text = "; ".join(parts) + " (unicast → multicast)"
     text += "".join(f"; {m}: {t}" for m, t in coverage_texts(pair).items())
+    if window_differences(pair):
+        text += f"; {window_note(pair)}"
     if any(capture_lossy(w) for w in pair.wire.values()):
         lost = [pair.wire.get(m, {}).get("wire_capture_drop_share", math.nan)
                 for m in ("unicast", "multicast")]
@@ -324,6 +387,14 @@ def sentence(pair: Pair) -> str:
     diffs = wire_differences(pair)
     chosen = [d for d in diffs if d[0] not in BY_DESIGN]
     design = [d for d in diffs if d[0] in BY_DESIGN]
+    windows_differ = window_differences(pair)
+    if windows_differ:
+        text += (" The capture windows of the two modes differ ("
+                 + "; ".join(windows_differ) + "), so no capture figure is compared")
+        if chosen:
+            text += ("; in the hosts' kernel counters the modes differ in: "
+                     + "; ".join(wire_phrase(pair, k, c) for k, c in chosen))
+        return text + "."
     if not chosen:
         text += (f" On the wire the modes differ by {SIMILAR:g}× or more in no metric other "
                  "than those that differ by design")

@@ -39,16 +39,22 @@ class CaptureError(Exception):
     """A capture could not start (one line naming the point and the reason)."""
 
 
-def tcpdump_argv(ifname: str, path: Path, snaplen: int, ring_files: int, ring_mb: int) -> list[str]:
+def tcpdump_argv(ifname: str, path: Path, snaplen: int, ring_files: int, ring_mb: int,
+                 expression: list[str] | None = None, buffer_kib: int = BUFFER_KIB,
+                 nice: int = 0) -> list[str]:
     """The tcpdump command line for one point (``-Z root``: write into root's run dir;
-    ``-B``: a 32 MiB kernel buffer, so bursts on 2 busy cores are not dropped)."""
+    ``-B``: a 32 MiB kernel buffer by default, so bursts on 2 busy cores are not dropped;
+    ``expression``: a capture filter, e.g. ``["igmp", "or", "pim"]``; ``nice`` < 0: run
+    above the agents, ``nice -n N tcpdump ...``)."""
     argv = ["tcpdump", "-n", "-i", ifname, "-s", str(int(snaplen)), "-w", str(path), "-Z", "root",
-            "-B", str(BUFFER_KIB)]
+            "-B", str(int(buffer_kib))]
+    if nice:
+        argv = ["nice", "-n", str(int(nice)), *argv]
     if ring_files > 0:
         if ring_mb <= 0:
             raise CaptureError(f"ring_files={ring_files} needs ring_mb > 0 (got {ring_mb})")
         argv += ["-C", str(int(ring_mb)), "-W", str(int(ring_files))]
-    return argv
+    return argv + list(expression or [])
 
 
 def parse_stats(text: str) -> dict[str, int | None]:
@@ -136,21 +142,27 @@ def _local_ips(net: Any, node: str, ifname: str) -> list[str]:
 
 
 def start(net: Any, points: dict[str, tuple[str, str]], out_dir: Path, snaplen: int,
-          ring_files: int, ring_mb: int, local_ips: dict[str, list[str]] | None = None) -> Capture:
+          ring_files: int, ring_mb: int, local_ips: dict[str, list[str]] | None = None,
+          tag: str = "", expression: list[str] | None = None, buffer_kib: int = BUFFER_KIB,
+          nice: int = 0) -> Capture:
     """Start one tcpdump per point through ``net.popen`` and wait until each listens.
 
     ``local_ips`` overrides the addresses recorded as local to a point (default: read
-    from ``net.spec.addresses``)."""
+    from ``net.spec.addresses``). ``tag`` names the files ``<point>.<tag>.pcap`` (a
+    capture window ``w1``, the whole-run ``control`` capture: captures/windows.py);
+    ``expression``, ``buffer_kib`` and ``nice`` as for :func:`tcpdump_argv`."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cap = Capture(out_dir, net=net)
     meta: dict[str, dict[str, Any]] = {}
     try:
         for name, (node, ifname) in sorted(points.items()):
-            pcap = out_dir / f"{name}.pcap"
-            log = out_dir / f"{name}.tcpdump.log"
+            stem = f"{name}.{tag}" if tag else name
+            pcap = out_dir / f"{stem}.pcap"
+            log = out_dir / f"{stem}.tcpdump.log"
             where = net.output_path(node, pcap) if hasattr(net, "output_path") else pcap
-            argv = tcpdump_argv(ifname, Path(where), snaplen, ring_files, ring_mb)
+            argv = tcpdump_argv(ifname, Path(where), snaplen, ring_files, ring_mb, expression,
+                                buffer_kib, nice)
             with log.open("wb") as lf:
                 # the capture is apparatus: outside a CPU-limited host's allocation
                 proc = net.popen(node, argv, stdout=lf, stderr=lf, host_cpu=False)

@@ -22,6 +22,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--seq", required=True, type=int, help="sequence number")
     i.add_argument("--json", action="store_true", help="print the events as JSON lines")
     i.set_defaults(func=cmd_inspect)
+    v = sub.add_parser("windows", help="a campaign's capture windows: where, how long, packets "
+                                       "and kernel drops; checked (exit 1 when one fails)")
+    v.add_argument("results", metavar="RESULTS_DIR")
+    v.add_argument("--min-s", type=float, default=5.0,
+                   help="seconds each window must cover (default 5)")
+    v.add_argument("--json", action="store_true", help="print the rows and failures as JSON")
+    v.set_defaults(func=cmd_windows)
 
 
 def _fail(msg: str) -> int:
@@ -43,7 +50,9 @@ def cmd_wire(args: argparse.Namespace) -> int:
     target_path = Path(args.target)
     span = run_span_of(target_path) if target_path.is_dir() else None
     try:
-        summary = analyse_folded(job.result(), target.out_dir, target.local_ips, span)
+        control = fold.fold(target.control) if target.control else None
+        summary = analyse_folded(job.result(), target.out_dir, target.local_ips, span,
+                                 target.windows, control)
     except (fold.WireError, DissectError) as exc:
         return _fail(str(exc))
     out = target.out_dir
@@ -94,3 +103,38 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(f"no submessage of writer {writer} concerns sn {args.seq}", file=sys.stderr)
         return 1
     return 0
+
+
+def cmd_windows(args: argparse.Namespace) -> int:
+    from captures.windows import campaign_rows, check_rows
+
+    root = Path(args.results)
+    if not root.is_dir():
+        return _fail(f"{root}: no such results directory")
+    rows = campaign_rows(root)
+    if not rows:
+        return _fail(f"{root}: no complete run captured in windows (manifest capture_windows)")
+    failures = check_rows(rows, args.min_s)
+    if args.json:
+        print(json.dumps({"runs": rows, "failures": failures}, indent=2))
+        return 1 if failures else 0
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"capture windows of {root}")
+    for col in ("run", "measurement", "windows", "window", "from discovery", "inside",
+                "packets", "kernel drops"):
+        t.add_column(col, justify="left" if col == "run" else "right", no_wrap=col == "run")
+    for r in rows:
+        t.add_row(r["run"], f"{r['measurement_s']} s", str(r["windows"]), f"{r['window_s']:.2f} s",
+                  "-" if r["offset_s"] is None else f"{r['offset_s']:.2f} s",
+                  "yes" if r["inside"] else "NO", f"{r['packets']:,}",
+                  f"{r['dropped']:,} of {r['received']:,}")
+    con = Console()
+    con.print(t)
+    for f in failures:
+        con.print(f"FAIL {f}", style="bold red", markup=False, highlight=False)
+    if not failures:
+        con.print(f"every window inside its measurement window, at least {args.min_s:g} s (or "
+                  "what the measurement window holds), the modes within 10% in length")
+    return 1 if failures else 0

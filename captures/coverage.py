@@ -21,19 +21,24 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-RING_SUFFIX = re.compile(r"^(?P<point>.+?)\.pcap(?:ng)?(?P<ring>\d*)$")
+# <point>.pcap, ring files <point>.pcapN, capture windows <point>.wK.pcap and the whole-run
+# IGMP/PIM capture <point>.control.pcap (captures/windows.py).
+RING_SUFFIX = re.compile(
+    r"^(?P<point>.+?)(?:\.(?P<tag>w\d+|control))?\.pcap(?:ng)?(?P<ring>\d*)$")
 # Classic pcap magics (as read little-endian) -> (byte order, timestamp fraction divisor).
-_MAGICS = {0xA1B2C3D4: ("<", 1e6), 0xD4C3B2A1: (">", 1e6),
-           0xA1B23C4D: ("<", 1e9), 0x4D3CB2A1: (">", 1e9)}
+PCAP_MAGICS = {0xA1B2C3D4: ("<", 1e6), 0xD4C3B2A1: (">", 1e6),
+               0xA1B23C4D: ("<", 1e9), 0x4D3CB2A1: (">", 1e9)}
 
 
-def discover_pcaps(pcap_dir: Path) -> dict[str, list[Path]]:
+def discover_pcaps(pcap_dir: Path, control: bool = False) -> dict[str, list[Path]]:
     """Capture files grouped by capture point; tcpdump ring files (``x.pcap0``,
-    ``x.pcap1``...) belong to point ``x`` and are read in ring order."""
+    ``x.pcap1``...) and capture windows (``x.w1.pcap``...) belong to point ``x`` and are
+    read in ring order. ``control``: the whole-run IGMP/PIM captures (``x.control.pcap``)
+    instead, which the traffic figures leave out."""
     points: dict[str, list[tuple[int, Path]]] = {}
     for p in sorted(pcap_dir.iterdir()):
         m = RING_SUFFIX.match(p.name)
-        if not m or not p.is_file():
+        if not m or not p.is_file() or (m["tag"] == "control") != control:
             continue
         ring = int(m["ring"]) if m["ring"] else -1
         points.setdefault(m["point"], []).append((ring, p))
@@ -50,9 +55,9 @@ def pcap_span(path: Path) -> tuple[float, float, int] | None:
         if len(head) < 24:
             return None
         magic = struct.unpack("<I", head[:4])[0]
-        if magic not in _MAGICS:
+        if magic not in PCAP_MAGICS:
             return None
-        order, div = _MAGICS[magic]
+        order, div = PCAP_MAGICS[magic]
         rec = struct.Struct(order + "IIII")
         first = last = None
         n = 0

@@ -15,13 +15,14 @@ import json
 import os
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from captures import cnative
 from captures.cnative import DissectError  # noqa: F401 - raised from here
 from captures.coverage import RING_SUFFIX, discover_pcaps
+from captures.windows import read_record
 
 if TYPE_CHECKING:
     from captures import dissect as dz
@@ -101,11 +102,15 @@ def start(points: Mapping[str, list[Path]]) -> Future[Folded]:
 
 @dataclass
 class Target:
-    """What ``mcastlab wire`` was given, resolved: points, tables directory, addresses."""
+    """What ``mcastlab wire`` was given, resolved: points, tables directory, addresses;
+    for a run captured in windows, the windows (``pcaps/windows.json``) and each point's
+    whole-run IGMP/PIM capture (captures/windows.py)."""
 
     points: dict[str, list[Path]]
     out_dir: Path
     local_ips: dict[str, set[int]]
+    windows: dict | None = None
+    control: dict[str, list[Path]] = field(default_factory=dict)
 
 
 def resolve(target: str | os.PathLike[str], out_dir: Path | None = None) -> Target:
@@ -119,7 +124,8 @@ def resolve(target: str | os.PathLike[str], out_dir: Path | None = None) -> Targ
         points = discover_pcaps(pcaps)
         if not points:
             raise WireError(f"{pcaps}: no capture files (*.pcap, *.pcapN, *.pcapng)")
-        return Target(points, p / "wire", load_local_ips(pcaps))
+        return Target(points, p / "wire", load_local_ips(pcaps), read_record(pcaps),
+                      discover_pcaps(pcaps, control=True))
     if not p.is_file():
         raise WireError(f"{p}: no such run directory or capture file")
     m = RING_SUFFIX.match(p.name)

@@ -19,10 +19,14 @@ def _table(title: str, df: pd.DataFrame, limit: int = 20) -> Table:
 
 
 def coverage_lines(summary: dict) -> list[str]:
-    """What part of the run the figures describe, one line per capture point (empty for
+    """What part of the run the figures describe: the capture windows ("figures over 5.0
+    s inside the measurement window, ..."), else one line per capture point (empty for
     summaries made without the run's span, e.g. a lone pcap)."""
     from captures.coverage import lines
 
+    win = summary.get("windows")
+    if isinstance(win, dict):
+        return [f"figures over {win.get('text', '')}"]
     cov = summary.get("coverage")
     return lines(cov) if isinstance(cov, dict) else []
 
@@ -31,13 +35,13 @@ def print_wire(summary: dict, tables_dir: Path) -> None:
     con = Console()
     for line in coverage_lines(summary):
         # Above the figures: with a wrapped ring they describe only this part of the run.
-        con.print(line, style=None if "whole run" in line else "bold yellow", markup=False,
-                  highlight=False)
+        good = "whole run" in line or "inside the measurement window" in line
+        con.print(line, style=None if good else "bold yellow", markup=False, highlight=False)
     tot = Table(title="wire totals")
     tot.add_column("metric")
     tot.add_column("value", justify="right")
     for k, v in summary.items():
-        if k == "coverage":
+        if k in ("coverage", "windows"):
             continue
         if isinstance(v, dict):
             v = ", ".join(f"{a}={b}" for a, b in v.items()) or "-"

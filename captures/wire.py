@@ -220,9 +220,11 @@ def memberships(a: dz.Aggregate, local: set[int] | None) -> set[int]:
     return {int(g) for g in ct["group"][v12 | v3] if g}
 
 
-def flooding_table(point: str, a: dz.Aggregate, local: set[int] | None) -> pd.DataFrame:
+def flooding_table(point: str, a: dz.Aggregate, local: set[int] | None,
+                   joined: set[int] | None = None) -> pd.DataFrame:
     """Multicast user-data frames (RTPS user traffic or other UDP, fragments included)
-    delivered to the point, by group, with whether the point's host is a member."""
+    delivered to the point, by group, with whether the point's host is a member (joined
+    in this capture, or in ``joined``: the groups of its whole-run IGMP capture)."""
     fl = a.flood
     if local:
         fl = fl[~np.isin(fl["src"], list(local))]
@@ -231,7 +233,7 @@ def flooding_table(point: str, a: dz.Aggregate, local: set[int] | None) -> pd.Da
     df = pd.DataFrame({"point": point, "group": fl["group"].astype(np.int64),
                        "frames": fl["frames"], "bytes": fl["bytes"]})
     out = df.groupby(["point", "group"]).sum().reset_index()
-    out["member"] = out["group"].isin(list(memberships(a, local)))
+    out["member"] = out["group"].isin(list(memberships(a, local) | (joined or set())))
     out["flooded"] = ~out["member"]
     out["group"] = out["group"].map(ip_str)
     return out
@@ -273,16 +275,24 @@ def _write(df: pd.DataFrame, path: Path) -> None:
 
 def analyse_folded(folded: fold.Folded, out_dir: Path | None,
                    local_ips: Mapping[str, set[int]] | None = None,
-                   run_span: Mapping[str, float] | None = None) -> dict:
+                   run_span: Mapping[str, float] | None = None,
+                   windows: Mapping | None = None,
+                   control: fold.Folded | None = None) -> dict:
     """Name and regroup the folded tables, write them into out_dir (if given) and return
     the totals (the contents of summary.json).
 
     ``run_span`` (``{"start", "end"}``, wall-clock seconds; the manifest's ``run_span``)
     gives ``coverage``: how much of the run each point's surviving files hold (a ring
     buffer keeps only the end of a long run, and every figure here describes that part).
+
+    ``windows`` (``pcaps/windows.json``, captures/windows.py): the files hold capture
+    windows inside the measurement window; every rate is per second of window
+    (``duration_s`` = the windows' seconds) and the summary names them (``windows``).
+    ``control``: the points' whole-run IGMP/PIM captures, for memberships only.
     """
     local_ips = local_ips or {}
-    duration = folded.t1 - folded.t0
+    window_s = float(windows.get("s") or 0.0) if windows else 0.0
+    duration = window_s if windows else folded.t1 - folded.t0
     tables: dict[str, list[pd.DataFrame]] = {k: [] for k in (
         "packets", "submessages", "repairs", "nacks", "rates", "control", "flooding",
         "fragments", "topics")}
@@ -313,7 +323,9 @@ def analyse_folded(folded: fold.Folded, out_dir: Path | None,
             tables["rates"].append(rate_table(point, ep, duration))
         tables["nacks"].append(nack_table(point, a))
         tables["control"].append(control_table(point, a))
-        tables["flooding"].append(flooding_table(point, a, local))
+        joined = (memberships(control.points[point], local)
+                  if control is not None and point in control.points else None)
+        tables["flooding"].append(flooding_table(point, a, local, joined))
         tables["fragments"].append(fragment_table(point, a))
         tables["topics"].append(topic_table(a))
         m = _ctl_messages(a)
@@ -373,7 +385,9 @@ def analyse_folded(folded: fold.Folded, out_dir: Path | None,
     }
     spans = {name: (agg.tmin, agg.tmax) if agg.nframes else None
              for name, agg in folded.points.items()}
-    if run_span:
+    if windows:
+        summary["windows"] = window_summary(windows)
+    elif run_span:
         summary["coverage"] = cov.of_points(spans, run_span)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -385,12 +399,22 @@ def analyse_folded(folded: fold.Folded, out_dir: Path | None,
     return summary
 
 
+def window_summary(rec: Mapping) -> dict:
+    """The summary's ``windows``: what the figures describe (captures/windows.py)."""
+    keep = ("index", "start", "end", "s", "offset_s", "inside", "packets", "dropped")
+    return {"text": rec.get("text", ""), "s": rec.get("s", 0.0), "plan": rec.get("plan", {}),
+            "windows": [{k: w.get(k) for k in keep} for w in rec.get("windows") or []]}
+
+
 def analyse_pcaps(points: Mapping[str, list[Path]], out_dir: Path | None,
                   local_ips: Mapping[str, set[int]] | None = None,
-                  run_span: Mapping[str, float] | None = None) -> dict:
+                  run_span: Mapping[str, float] | None = None,
+                  windows: Mapping | None = None,
+                  control: Mapping[str, list[Path]] | None = None) -> dict:
     """Dissect every point's files, write the wire tables into out_dir (if given) and
     return the totals (the contents of summary.json)."""
-    return analyse_folded(fold.fold(points), out_dir, local_ips, run_span)
+    return analyse_folded(fold.fold(points), out_dir, local_ips, run_span, windows,
+                          fold.fold(control) if control else None)
 
 
 def run_span_of(run: Path) -> Mapping[str, float] | None:
@@ -409,11 +433,12 @@ def analyse_run(run_dir: str | os.PathLike[str],
     if not run.is_dir():
         raise WireError(f"{run}: no pcaps/ directory (expected a run directory with captures)")
     t = fold.resolve(run)
-    return analyse_pcaps(t.points, t.out_dir, t.local_ips, run_span or run_span_of(run))
+    return analyse_pcaps(t.points, t.out_dir, t.local_ips, run_span or run_span_of(run),
+                         t.windows, t.control)
 
 
 def analyse_path(target: str | os.PathLike[str], out_dir: Path | None = None) -> tuple[dict, Path]:
     """A run directory or a single capture file; returns (summary, tables directory)."""
     t = fold.resolve(target, out_dir)
     span = run_span_of(Path(target)) if Path(target).is_dir() else None
-    return analyse_pcaps(t.points, t.out_dir, t.local_ips, span), t.out_dir
+    return analyse_pcaps(t.points, t.out_dir, t.local_ips, span, t.windows, t.control), t.out_dir

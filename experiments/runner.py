@@ -27,7 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from experiments import agents as agents_mod
-from experiments import fidelity, matrix, results, samehost, sockstats, tables, udpstats
+from experiments import (
+    capture_windows,
+    fidelity,
+    matrix,
+    results,
+    samehost,
+    sockstats,
+    tables,
+    udpstats,
+)
 from experiments.progress import Progress
 from experiments.resources import ResourceSampler
 from experiments.scenario import Scenario, ScenarioError, validate
@@ -449,9 +458,11 @@ class CampaignRunner:
                 t_rows0 = time.monotonic()
                 deadline = t_start + (cfg["execution_time"] or 0) + timing["run_timeout"]
                 prog.set_phase("running")
+                windows = capture_windows.hook(capture_handle, procs, work / "agents", cfg,
+                                               t_start)
                 timed_out = self._wait(procs, deadline, prog, work / "agents",
                                        show_discovery=cfg["agent"] != "ddsperf",
-                                       monitor=monitor)
+                                       monitor=monitor, windows=windows)
                 out["agents_s"] = round(time.monotonic() - t_start, 3)
                 for s in specs:
                     if s.latency_file is not None and s.name in remote:
@@ -502,7 +513,10 @@ class CampaignRunner:
                             prog.log(f"{cfg['run_id']}: capture {point} lost {st['dropped']} of "
                                      f"{st.get('received')} packets in the kernel; its wire "
                                      "tables undercount (manifest: capture_drops)")
-                    self._record_coverage(cfg, work, out, prog)
+                    if isinstance(capture_handle, capture_windows.WindowedCapture):
+                        self._record_windows(capture_handle, cfg, out, prog)
+                    else:
+                        self._record_coverage(cfg, work, out, prog)
                 with contextlib.suppress(Exception):
                     results.atomic_write_json(work / "logs" / "multicast_state_after.json",
                                               net.multicast_state())
@@ -578,6 +592,18 @@ class CampaignRunner:
                          "its wire figures describe only that part (manifest: "
                          "capture_coverage)")
 
+    @staticmethod
+    def _record_windows(capture: capture_windows.WindowedCapture, cfg: dict[str, Any],
+                        out: dict[str, Any], prog: Progress) -> None:
+        """manifest capture_windows: each window's start, end, packets and kernel drops
+        (captures/windows.py); what went wrong with a window is said aloud."""
+        rec = out["capture_windows"] = capture.record()
+        packets = sum(int(w.get("packets") or 0) for w in rec["windows"])
+        prog.log(f"{cfg['run_id']}: capture: {rec['text']}, {packets} packets "
+                 "(manifest: capture_windows)")
+        for problem in rec["problems"]:
+            prog.log(f"{cfg['run_id']}: capture window: {problem}")
+
     def _start_captures(self, net: Any, cfg: dict[str, Any], work: Path, prog: Progress) -> Any:
         cap = _optional("captures.capture")
         if cap is None:
@@ -591,26 +617,36 @@ class CampaignRunner:
             raise RunFailed(f"capture points {', '.join(missing)} not in the built network "
                             f"(it has: {', '.join(sorted(points))})")
         chosen = {p: points[p] for p in c["points"]}
+        window_plan = capture_windows.plan_of(cfg)
+        if window_plan is not None:  # windows in the measurement window; IGMP/PIM all along
+            return capture_windows.WindowedCapture(net, chosen, work / "pcaps", c["snaplen"],
+                                                   window_plan).start_control()
         return cap.start(net, chosen, work / "pcaps", c["snaplen"], c["ring_files"], c["ring_mb"])
 
     def _wait(self, procs: dict[str, subprocess.Popen[bytes]], deadline: float,
               prog: Progress, agents_dir: Path, show_discovery: bool = True,
-              monitor: fidelity.Monitor | None = None) -> list[str]:
+              monitor: fidelity.Monitor | None = None,
+              windows: capture_windows.CaptureWindowHook | None = None) -> list[str]:
         """Wait for every process; returns the names still running at the deadline.
 
         The phase shows discovery (agents that matched all their peers, from their
         stderr) until every agent has, then how many have finished. The fidelity
         monitor's window opens when every agent matched (at once for agents that do not
-        report discovery) and closes when the first agent exits.
+        report discovery) and closes when the first agent exits; so do the capture
+        windows' (experiments/capture_windows.py).
         """
         last = 0.0
         matched: set[str] = set()
         if monitor is not None and not show_discovery:
             monitor.open_window()
+        if windows is not None and not show_discovery:
+            windows.open_window()
         while True:
             running = [n for n, p in procs.items() if p.poll() is None]
             if monitor is not None and len(running) < len(procs):
                 monitor.close_window()
+            if windows is not None and len(running) < len(procs):
+                windows.close_window()
             if not running:
                 return []
             now = time.monotonic()
@@ -618,6 +654,8 @@ class CampaignRunner:
                 return running
             if monitor is not None and show_discovery and len(matched) == len(procs):
                 monitor.open_window()
+            if windows is not None and show_discovery and len(matched) == len(procs):
+                windows.open_window()
             if now - last > (1 if len(matched) < len(procs) else 5):
                 last = now
                 for n in (procs.keys() - matched) if show_discovery else ():

@@ -432,6 +432,19 @@ class Capture(_Strict):
     snaplen: int = Field(default=65535, ge=64, le=262144)
     ring_files: int = Field(default=2, ge=1, le=1000)
     ring_mb: int = Field(default=64, ge=1, le=100_000)
+    # Capture windows inside the measurement window (captures/windows.py): each window_s
+    # long, the first window_settle_s after full discovery, then one every window_every_s
+    # (0: one window). window_s = 0: one capture over the whole run (the ring above).
+    window_s: float = Field(default=5.0, ge=0, le=86400)
+    window_settle_s: float = Field(default=5.0, ge=0, le=3600)
+    window_every_s: float = Field(default=0.0, ge=0, le=86400)
+
+    @model_validator(mode="after")
+    def _windows_apart(self) -> Capture:
+        if self.window_every_s and self.window_every_s < self.window_s:
+            raise ValueError(f"window_every_s {self.window_every_s:g} is shorter than window_s "
+                             f"{self.window_s:g}; allowed: 0 (one window) or at least window_s")
+        return self
 
 
 class Cluster(_Strict):
@@ -780,6 +793,23 @@ def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
                     path, "capture.points",
                     f"unknown capture point {p!r} (allowed: {', '.join(names)})",
                 )
+        _check_capture_windows(path, sc)
+
+
+def _check_capture_windows(path: Path, sc: Scenario) -> None:
+    """Every count's run must hold its capture window (captures/windows.py)."""
+    from captures.windows import WindowError, plan
+
+    c = sc.capture
+    for pubs, subs in sc.matrix.count_pairs():
+        secs = sc.matrix.execution_time_of(pubs, subs)
+        try:
+            plan(secs, c.window_s, c.window_settle_s, c.window_every_s)
+        except WindowError as exc:
+            raise ScenarioError(
+                path, "capture.window_s",
+                f"{exc} (at {pubs}x{subs}); allowed: a longer execution_time, a shorter "
+                "window_settle_s, or window_s = 0 for one capture over the whole run") from None
 
 
 def shm_agent(sc: Scenario) -> str | None:

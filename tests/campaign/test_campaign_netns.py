@@ -333,6 +333,7 @@ run_timeout = {rt}
 [capture]
 points = ["s1-eth2"]
 snaplen = 256
+window_s = 0
 """
 
 

@@ -63,7 +63,8 @@ def test_routed_campaign_over_two_ssh_servers(server2: SecondServer, tmp_path: P
     text = text.replace('modes = ["unicast", "multicast"]',
                         'modes = ["unicast", "multicast"]\ndiscovery = ["unicast-peers"]')
     scenario = _scenario(tmp_path, text, name, server2,
-                         '[capture]\npoints = ["h3-eth0"]\nsnaplen = 128')
+                         '[capture]\npoints = ["h3-eth0"]\nsnaplen = 128\n'
+                         'window_settle_s = 1')
     root = tmp_path / name
     p = subprocess.run([sys.executable, "-m", "mcastlab.cli", "run", str(scenario),
                         "--results", str(root), "--no-progress"], capture_output=True,

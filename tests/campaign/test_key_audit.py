@@ -9,6 +9,7 @@ changes its value and checks that the *layer where the key must act* differs:
 - ``topology``: the resolved topology (nodes, addresses, needs, parameters);
 - ``links``: the arguments that reach tc on every link (topologies.shaping);
 - ``tcpdump``: the capture command lines;
+- ``windows``: each run's capture windows (captures/windows.py, planned from the scenario);
 - ``fidelity``: the fidelity verdict on fixed metrics.
 
 A key added to the schema without an entry here (or in
@@ -25,7 +26,7 @@ import pytest
 from pydantic import BaseModel
 
 import topologies
-from captures import capture
+from captures import capture, windows
 from experiments import agents, fidelity, matrix
 from experiments import scenario as scenario_mod
 from experiments.scenario import NO_MEASURABLE_EFFECT, Scenario
@@ -89,6 +90,9 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "capture.snaplen": (128, "tcpdump"),
     "capture.ring_files": (5, "tcpdump"),
     "capture.ring_mb": (8, "tcpdump"),
+    "capture.window_s": (3.0, "windows"),
+    "capture.window_settle_s": (1.0, "windows"),
+    "capture.window_every_s": (0.0, "windows"),  # with execution_time 30 (CONTEXT)
     "fidelity.max_socket_drop_share": (0.1, "fidelity"),
     "fidelity.max_cpu_pressure_share": (0.5, "fidelity"),
     "fidelity.max_wakeup_p99_us": (20000.0, "fidelity"),
@@ -104,6 +108,9 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
 
 # What a key needs in base and changed scenario alike to have anything to act on.
 CONTEXT: dict[str, dict[str, Any]] = {
+    "capture.window_every_s": {"matrix.execution_time": 30, "capture.window_every_s": 10.0},
+    # a run of num_iter samples has no known end to place a capture window before
+    "matrix.num_iter": {"capture.window_s": 0.0},
     "matrix.same_host": {"agent.kind": "fastdds"},  # the native agent refuses "shm"
     "matrix.design": {"matrix.reliability": ["reliable", "best-effort"],
                       "topology.variants": {"small": {"hosts": 4}, "big": {"hosts": 6}}},
@@ -208,6 +215,8 @@ def observe(raw: dict[str, Any]) -> dict[str, Any]:
         "links": {v: shaping.link_params(s.params) for v, s in specs.items()},
         "tcpdump": [capture.tcpdump_argv(p, Path(f"/pcaps/{p}.pcap"), c.snaplen, c.ring_files,
                                          c.ring_mb) for p in c.points],
+        "windows": [windows.plan(cfg["execution_time"], c.window_s, c.window_settle_s,
+                                 c.window_every_s) for cfg in runs],
         "fidelity": (fidelity.judge(METRICS, fidelity.Thresholds.from_dict(
             sc.fidelity.model_dump())), fidelity.judge_limited(
                 METRICS, fidelity.Thresholds.from_dict(sc.fidelity.model_dump()))),

@@ -2,9 +2,9 @@
 `mcastlab clean` and a resume (issue 18, item 9 and acceptance 5).
 
 The campaign is the smoke campaign (experiments/smoke.toml: 1x1 and 3x3, unicast and
-multicast, 5 s runs on a 4-host LAN) with one capture point (a 2 x 1 MB ring on s1-eth1,
-so every run also has a capture analysis). The real `mcastlab run` process is started as a
-user starts it and SIGKILLed:
+multicast, 5 s runs on a 4-host LAN) with one capture point (s1-eth1: a 3 s capture window
+1 s after full discovery, so every run also has a capture analysis). The real `mcastlab
+run` process is started as a user starts it and SIGKILLed:
 
 1. **At each phase, deliberately**, in the campaign's second run (so a finished run
    exists that must survive every kill byte for byte). The phase is recognised from what
@@ -73,8 +73,7 @@ CAPTURE = """
 [capture]
 points = ["s1-eth1"]
 snaplen = 96
-ring_files = 2
-ring_mb = 1
+window_settle_s = 1
 """
 MOMENTS = int(os.environ.get("MCASTLAB_KILL_MOMENTS", "3"))
 SEED = int(os.environ.get("MCASTLAB_KILL_SEED", "20261124"))

@@ -38,6 +38,7 @@ execution_time = 10
 points = ["h1-eth0"]
 ring_files = 2
 ring_mb = {ring_mb}
+window_s = 0
 [timing]
 run_timeout = 60
 """
