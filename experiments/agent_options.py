@@ -232,14 +232,15 @@ EXTENSIONS: tuple[Opt, ...] = (
     Opt("-noPrintConfig", "", "both", "flag", native=True),
     Opt("-totalParticipants", "", "both", "int", 2, 200_000, native=True,
         nat=("int", 2, 200_000)),
+    Opt("-scaleSettings", "", "both", "flag", native=True),
     Opt("-maxParticipantIndex", "", "both", "int", 0, 120, native=True,
         refuse=f"{RUNNER} (from the placement)", nat=("int", 0, 120)),
 )
 
 # What the native agent still needs outside Perftest's roles: its publishers check
 # -pidMultiPubTest < -numPublishers and its subscribers -sidMultiSubTest < -numSubscribers,
-# and both size their discovery tuning (heartbeat and SPDP intervals, the writer's window
-# in large tests) by numPublishers + numSubscribers (options.c, ddsconfig.c). The Fast DDS
+# and both tell a large test (DDS teardown skipped at exit, -scaleSettings) by
+# numPublishers + numSubscribers (options.c, ddsconfig.c). The Fast DDS
 # agent shares options.c. The runner gives these two to those agents only; real Perftest
 # would refuse them.
 NATIVE_CROSS_ROLE: dict[Role, frozenset[str]] = {

@@ -131,6 +131,14 @@ def iterations_for(execution_time: int) -> int | None:
     return need if need > PERFTEST_DEFAULT_NUM_ITER else None
 
 
+# Perftest as the study ran it: without batching, one sample per datagram and a send window
+# of -sendQueueSize samples (50), one ping every latency_count samples: what the RTI wrapper
+# gives real Perftest (perftest-wrappers/rti/README.md, "Batching and pings"). The mcastlab
+# agents batch by default as Perftest does (8192 B, a window of 50 batches); their
+# publishers get the same -batchSize 0 here, so both paths run one regime.
+PUBLISHER_BATCHING = ["-batchSize", "0"]
+
+
 def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
                    peer_counts: dict[str, int], latency_file: Path | None) -> list[str]:
     """A Perftest agent's options: each role gets only its own (Perftest refuses the other
@@ -159,6 +167,8 @@ def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
             # Connext contacts participant ids 0-4 per address unless told N@address.
             args += ["-peer", p if native else agent_options.peer_descriptor(p, n)]
     if is_pub:
+        if native:
+            args += PUBLISHER_BATCHING
         if cfg["test"] == "latency":
             args.append("-latencyTest")
         args += ["-latencyCount", str(cfg["latency_count"])]

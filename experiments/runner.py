@@ -37,6 +37,7 @@ from experiments import (
     tables,
     udpstats,
 )
+from experiments.agent_qos import evidence as agent_qos_evidence
 from experiments.progress import Progress
 from experiments.resources import ResourceSampler
 from experiments.scenario import Scenario, ScenarioError, validate
@@ -538,6 +539,7 @@ class CampaignRunner:
         out["stderr_tails"] = {n: _tail(work / "agents" / f"{n}.stderr")
                                for n, c in exit_codes.items() if c != 0}
         out["fanout"] = self._fanout_evidence(cfg, work / "agents", exit_codes)
+        out["agent_qos"] = agent_qos_evidence(cfg, work / "agents", exit_codes)
         if exit_codes:  # issue 20: transports, same-host pairs, data by path
             before, after = netdev or ({}, {})
             out["same_host"] = samehost.evidence(cfg, work / "agents", before, after)

@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# Benchmark (acceptance 5 of issue 2, acceptance 3 of issue 13; not a test): the native
-# agent (Cyclone DDS) and the Fast DDS agent against Cyclone's own ddsperf, in one
-# invocation, on the same two network namespaces joined by a Linux bridge.
+# Benchmark (not a test): the native agent (Cyclone DDS) and the Fast DDS agent against
+# Cyclone's own ddsperf, in one invocation, on the same two network namespaces joined by a
+# Linux bridge; every program with its defaults, as a user runs it.
 #
-#   sudo perftest-wrappers/bench.sh [SECONDS]      (default 10 s per measurement)
+#   sudo perftest-wrappers/bench.sh [SECONDS] [ROUNDS]   (10 s per measurement, 5 rounds)
 #
-# 1. throughput, 1 -> 1, reliable, 100 B: each agent (-pub/-sub) vs `ddsperf pub size 100`/`sub`
-# 2. latency, 100 B: each agent -latencyTest vs `ddsperf ping size 100`/`pong`
-# Prints samples/s of each, the throughput ratio agent/ddsperf (goal >= 1.0, no less than
-# 0.9) and the median one-way latency of each and their ratio (goal <= 1.1); then the Fast
-# DDS column: its figures, fastdds/ddsperf and fastdds/native. All three report one-way
-# latency as RTT/2. Without a built Fast DDS agent its column says why (setup.sh's note)
-# and the rest is measured as before. Run it on a quiet machine.
+# MCASTLAB_BENCH_AGENT=/path/to/perftest_cyclone measures another build of the native agent
+# (e.g. an earlier revision's) in place of this tree's.
+#
+# Each round measures, one after the other:
+# 1. throughput, 1 -> 1, reliable, 100 B: the agent (-pub/-sub) then `ddsperf pub size 100`/`sub`
+# 2. latency, 100 B: the agent's -latencyTest then `ddsperf ping size 100`/`pong`
+# so agent and ddsperf alternate ROUNDS times and a change of the machine's load hits both
+# alike. Prints every round, then the medians and the median of the rounds' ratios
+# agent/ddsperf: throughput (goal >= 1.0) and median one-way latency (goal <= 1.1). Then the
+# Fast DDS agent, measured once after the rounds: its figures, fastdds/ddsperf and
+# fastdds/native against the medians. All report one-way latency as RTT/2. Without a built
+# Fast DDS agent its line says why (setup.sh's note). Run it on a quiet machine.
 set -euo pipefail
 
 secs=${1:-10}
+rounds=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
-agent="$here/bin/perftest_cyclone"
+agent="${MCASTLAB_BENCH_AGENT:-$here/bin/perftest_cyclone}"
 fastdds="$here/bin/perftest_fastdds"
 fastdds_note="$here/../build/fastdds-unsupported.txt"
+[[ $secs =~ ^[1-9][0-9]*$ && $rounds =~ ^[1-9][0-9]*$ ]] || {
+  echo "bench.sh: SECONDS and ROUNDS must be positive integers (got '$secs' '$rounds')" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "bench.sh: must run as root (it creates network namespaces)" >&2; exit 1; }
 [ -x "$agent" ] || { echo "bench.sh: $agent is missing: run ./setup.sh" >&2; exit 1; }
 command -v ddsperf >/dev/null || { echo "bench.sh: ddsperf is missing (apt-get install cyclonedds-tools)" >&2; exit 1; }
@@ -64,48 +72,58 @@ for pair in "$nsa:$va:$ipa" "$nsb:$vb:$ipb"; do
 done
 
 uri() { echo "<CycloneDDS><Domain id=\"any\"><General><Interfaces><NetworkInterface address=\"$1\"/></Interfaces></General></Domain></CycloneDDS>"; }
-echo "bench: $secs s per measurement; namespaces $nsa ($ipa) and $nsb ($ipb) on bridge $br" >&2
+echo "bench: $rounds rounds, $secs s per measurement; namespaces $nsa ($ipa) and $nsb ($ipb) on bridge $br" >&2
 
-# 1a. agent throughput
-agent_throughput "$agent" a "$nsa" "$ipa" "$nsb" "$ipb"; agent_tp=$result
+# ddsperf_throughput: ddsperf's keep-all reliable throughput with its defaults; the mean of
+# the subscriber's per-second rates after the first second.
+ddsperf_throughput() {
+  bg "$nsb" "$work/dsub" env CYCLONEDDS_URI="$(uri "$ipb")" ddsperf -D "$((secs + 2))" sub
+  sleep 1
+  ip netns exec "$nsa" env CYCLONEDDS_URI="$(uri "$ipa")" ddsperf -D "$secs" pub size 100 >/dev/null 2>&1
+  wait "${pids[-1]}" || true
+  result=$(awk '/ size 100 .* rate / {for (i = 1; i <= NF; i++) if ($i == "rate") {r = $(i + 1); if (r > 0) {n++; if (n > 1) {s += r; k++}}}} END {if (k) printf "%.0f", s / k * 1000; else print 0}' "$work/dsub")
+}
 
-# 1b. ddsperf throughput (keep-all reliable, its defaults); average of the per-second
-# rates after the first second
-bg "$nsb" "$work/dsub" env CYCLONEDDS_URI="$(uri "$ipb")" ddsperf -D "$((secs + 2))" sub
-sleep 1
-ip netns exec "$nsa" env CYCLONEDDS_URI="$(uri "$ipa")" ddsperf -D "$secs" pub size 100 >/dev/null 2>&1
-wait "${pids[-1]}" || true
-ddsperf_tp=$(awk '/ size 100 .* rate / {for (i = 1; i <= NF; i++) if ($i == "rate") {r = $(i + 1); if (r > 0) {n++; if (n > 1) {s += r; k++}}}} END {if (k) printf "%.0f", s / k * 1000; else print 0}' "$work/dsub")
+# ddsperf_latency: ping/pong (ping prints one-way = RTT/2 statistics once a second); the
+# median of the per-second medians (us).
+ddsperf_latency() {
+  bg "$nsb" "$work/dpong" env CYCLONEDDS_URI="$(uri "$ipb")" ddsperf -D "$((secs + 2))" pong
+  sleep 1
+  ip netns exec "$nsa" env CYCLONEDDS_URI="$(uri "$ipa")" ddsperf -D "$secs" ping size 100 >"$work/dping" 2>&1
+  wait "${pids[-1]}" || true
+  result=$(awk '/ size 100 mean / {for (i = 1; i <= NF; i++) if ($i == "50%") {v = $(i + 1); sub("us", "", v); print v}}' "$work/dping" \
+    | median)
+}
 
-# 1c. Fast DDS agent throughput (same command line)
-fastdds_tp=0
-if [ -z "$fastdds_why" ]; then agent_throughput "$fastdds" f "$nsa" "$ipa" "$nsb" "$ipb"; fastdds_tp=$result; fi
+tp_a=(); tp_d=(); tp_r=(); lat_a=(); lat_d=(); lat_r=()
+for ((k = 1; k <= rounds; k++)); do
+  agent_throughput "$agent" a "$nsa" "$ipa" "$nsb" "$ipb"; tp_a+=("$result")
+  ddsperf_throughput; tp_d+=("$result")
+  agent_latency "$agent" a "$nsa" "$ipa" "$nsb" "$ipb"; lat_a+=("$result")
+  ddsperf_latency; lat_d+=("$result")
+  tp_r+=("$(ratio "${tp_a[-1]}" "${tp_d[-1]}")"); lat_r+=("$(ratio "${lat_a[-1]}" "${lat_d[-1]}")")
+  printf 'round %d/%d: throughput agent %s ddsperf %s samples/s (%s); latency agent %s ddsperf %s us (%s)\n' \
+    "$k" "$rounds" "${tp_a[-1]}" "${tp_d[-1]}" "${tp_r[-1]}" "${lat_a[-1]}" "${lat_d[-1]}" "${lat_r[-1]}"
+done
+agent_tp=$(printf '%s\n' "${tp_a[@]}" | median); ddsperf_tp=$(printf '%s\n' "${tp_d[@]}" | median)
+agent_lat=$(printf '%s\n' "${lat_a[@]}" | median); ddsperf_lat=$(printf '%s\n' "${lat_d[@]}" | median)
 
-# 2a. agent latency test
-agent_latency "$agent" a "$nsa" "$ipa" "$nsb" "$ipb"; agent_lat=$result
+# Fast DDS agent, once (same command lines as the native agent)
+fastdds_tp=0; fastdds_lat=0
+if [ -z "$fastdds_why" ]; then
+  agent_throughput "$fastdds" f "$nsa" "$ipa" "$nsb" "$ipb"; fastdds_tp=$result
+  agent_latency "$fastdds" f "$nsa" "$ipa" "$nsb" "$ipb"; fastdds_lat=$result
+fi
 
-# 2b. ddsperf ping/pong (ping prints one-way = RTT/2 statistics once a second)
-bg "$nsb" "$work/dpong" env CYCLONEDDS_URI="$(uri "$ipb")" ddsperf -D "$((secs + 2))" pong
-sleep 1
-ip netns exec "$nsa" env CYCLONEDDS_URI="$(uri "$ipa")" ddsperf -D "$secs" ping size 100 >"$work/dping" 2>&1
-wait "${pids[-1]}" || true
-# median of the per-second medians (one-way, us)
-ddsperf_lat=$(awk '/ size 100 mean / {for (i = 1; i <= NF; i++) if ($i == "50%") {v = $(i + 1); sub("us", "", v); print v}}' "$work/dping" \
-  | sort -g | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print 0}')
-
-# 2c. Fast DDS agent latency test
-fastdds_lat=0
-if [ -z "$fastdds_why" ]; then agent_latency "$fastdds" f "$nsa" "$ipa" "$nsb" "$ipb"; fastdds_lat=$result; fi
-
-printf 'throughput 1->1 reliable 100 B:  agent %s samples/s  ddsperf %s samples/s  ratio agent/ddsperf %s (goal >= 1.0, min 0.9)\n' \
-  "$agent_tp" "$ddsperf_tp" "$(ratio "$agent_tp" "$ddsperf_tp")"
-printf 'latency one-way median 100 B:    agent %s us  ddsperf %s us  ratio agent/ddsperf %s (goal <= 1.1)\n' \
-  "$agent_lat" "$ddsperf_lat" "$(ratio "$agent_lat" "$ddsperf_lat")"
+printf 'throughput 1->1 reliable 100 B, median of %d alternating rounds:  agent %s samples/s  ddsperf %s samples/s  median ratio agent/ddsperf %s (goal >= 1.0)\n' \
+  "$rounds" "$agent_tp" "$ddsperf_tp" "$(printf '%s\n' "${tp_r[@]}" | median)"
+printf 'latency one-way median 100 B, median of %d alternating rounds:    agent %s us  ddsperf %s us  median ratio agent/ddsperf %s (goal <= 1.1)\n' \
+  "$rounds" "$agent_lat" "$ddsperf_lat" "$(printf '%s\n' "${lat_r[@]}" | median)"
 if [ -n "$fastdds_why" ]; then
   printf 'fastdds: not measured: %s\n' "$fastdds_why"
 else
-  printf 'fastdds throughput 1->1 reliable 100 B:  fastdds %s samples/s  ratio fastdds/ddsperf %s  fastdds/native %s\n' \
+  printf 'fastdds throughput 1->1 reliable 100 B, once:  fastdds %s samples/s  ratio fastdds/ddsperf %s  fastdds/native %s (medians)\n' \
     "$fastdds_tp" "$(ratio "$fastdds_tp" "$ddsperf_tp")" "$(ratio "$fastdds_tp" "$agent_tp")"
-  printf 'fastdds latency one-way median 100 B:    fastdds %s us  ratio fastdds/ddsperf %s  fastdds/native %s\n' \
+  printf 'fastdds latency one-way median 100 B, once:    fastdds %s us  ratio fastdds/ddsperf %s  fastdds/native %s (medians)\n' \
     "$fastdds_lat" "$(ratio "$fastdds_lat" "$ddsperf_lat")" "$(ratio "$fastdds_lat" "$agent_lat")"
 fi

@@ -27,5 +27,8 @@ agent_latency() {
   result=$(awk -F, '/^Sample Size \(Bytes\), Ave/ {getline; print $6+0}' "$work/$2lpub")
 }
 
+# median: the median of the numbers on stdin, one per line (the lower of the middle two).
+median() { sort -g | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print 0}'; }
+
 # ratio A B: A / B with two decimals, n/a when B is 0.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }

@@ -90,20 +90,9 @@ const char *mode_description(const pt_options_t &o)
                      : "data: unicast; discovery: multicast SPDP only";
 }
 
-int window_samples(const pt_options_t &o)
-{
-  if (o.send_queue_size > 0) return o.send_queue_size;
-  // Publishers: -numPublishers when given (the runner gives both counts), else half the
-  // participant estimate (Perftest's N x N tests).
-  int pubs = o.both_counts || o.sub ? o.num_pubs : o.est_participants / 2;
-  if (pubs < 1) pubs = 1;
-  int w = static_cast<int>(RECEIVE_BUFFER / 1024u) / pubs;
-  return w < 16 ? 16 : w > 1000 ? 1000 : w;
-}
-
 double heartbeat_period_s(const pt_options_t &o)
 {
-  if (!pt_large_test(&o)) return 0.1;
+  if (!(o.scale_settings && pt_large_test(&o))) return PT_HEARTBEAT_PERIOD_S;
   double p = static_cast<double>(o.est_participants);
   double hb = p * p / 7500.0;
   return hb < 1.0 ? 1.0 : hb > 3.0 ? 3.0 : hb;
@@ -134,7 +123,8 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
   auto udp = std::make_shared<UDPv4TransportDescriptor>();
   udp->TTL = 32;  // routed domains: multicast crosses routers
   if (!cfg.nic_ip.empty()) udp->interfaceWhiteList.push_back(cfg.nic_ip);
-  udp->receiveBufferSize = RECEIVE_BUFFER;
+  udp->receiveBufferSize = PT_RECV_SOCKET_BUFFER;  // Perftest's UDPv4 socket buffers
+  udp->sendBufferSize = PT_SEND_SOCKET_BUFFER;
   if (o.npeers > 0) udp->maxInitialPeersRange = static_cast<uint32_t>(o.max_participant_index) + 1;
   q.transport().use_builtin_transports = false;
   q.transport().user_transports.clear();
@@ -176,7 +166,7 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
     for (int i = 0; i < 3; i++)
       cfg.groups[i] = udp_locator(o.mcast_addr[i], port + 2 * static_cast<uint32_t>(i));
   }
-  cfg.writer_max_samples = window_samples(o);
+  cfg.writer_max_samples = static_cast<int>(pt_window_samples(&o));
   cfg.heartbeat_period = eprosima::fastrtps::Duration_t(static_cast<long double>(heartbeat_period_s(o)));
 
   // The same choices, written as a Fast DDS XML profile for the reader of the logs.
@@ -185,7 +175,8 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
   if (use_shm) x << "<transport_descriptor><transport_id>shm</transport_id><type>SHM</type></transport_descriptor>";
   if (use_udp) {
     x << "<transport_descriptor><transport_id>udp</transport_id>"
-      << "<type>UDPv4</type><TTL>32</TTL><receiveBufferSize>" << RECEIVE_BUFFER << "</receiveBufferSize>";
+      << "<type>UDPv4</type><TTL>32</TTL><receiveBufferSize>" << PT_RECV_SOCKET_BUFFER << "</receiveBufferSize>"
+      << "<sendBufferSize>" << PT_SEND_SOCKET_BUFFER << "</sendBufferSize>";
     if (!cfg.nic_ip.empty())
       x << "<interfaceWhiteList><address>" << cfg.nic_ip << "</address>"
         << (o.nic_is_name ? std::string("<!-- -nic ") + o.nic + " -->" : std::string())
@@ -215,6 +206,12 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
   for (int i = 0; i < 3; i++) {
     x << "<data_reader profile_name=\"" << topics[i] << "\"><qos><data_sharing><kind>OFF</kind>"
       << "</data_sharing></qos>";
+    if (i == 0)  // Perftest's ThroughputQos reader
+      x << "<times><heartbeatResponseDelay><nanosec>0</nanosec></heartbeatResponseDelay></times>"
+        << "<resourceLimitsQos><max_samples>" << PT_READER_MAX_SAMPLES << "</max_samples>"
+        << "<allocated_samples>" << PT_READER_INITIAL_SAMPLES << "</allocated_samples>"
+        << "<max_samples_per_instance>" << PT_READER_MAX_SAMPLES << "</max_samples_per_instance>"
+        << "</resourceLimitsQos>";
     if (o.multicast)
       x << "<multicastLocatorList><locator><udpv4><address>" << o.mcast_addr[i]
         << "</address><port>" << cfg.groups[i].port << "</port></udpv4></locator>"
@@ -225,7 +222,8 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
     << "<reliability><kind>" << (o.best_effort ? "BEST_EFFORT" : "RELIABLE") << "</kind></reliability>"
     << "<history><kind>" << (o.best_effort ? "KEEP_LAST" : "KEEP_ALL") << "</kind></history>"
     << "<publishMode><kind>SYNCHRONOUS</kind></publishMode></qos><times><heartbeatPeriod><nanosec>"
-    << static_cast<long long>(heartbeat_period_s(o) * 1e9) << "</nanosec></heartbeatPeriod></times>"
+    << static_cast<long long>(heartbeat_period_s(o) * 1e9) << "</nanosec></heartbeatPeriod>"
+    << "<nackResponseDelay><nanosec>0</nanosec></nackResponseDelay></times>"
     << "<resourceLimitsQos><max_samples>" << cfg.writer_max_samples << "</max_samples>"
     << "<max_samples_per_instance>" << cfg.writer_max_samples << "</max_samples_per_instance>"
     << "</resourceLimitsQos></data_writer></profiles>";

@@ -7,7 +7,7 @@
 // printer.c, measure.c); this file holds the Fast DDS entities and lends them to measure.c.
 //
 // Topics (DDS partition "perftest"):
-//   Throughput   publishers -> subscribers  data, pings (ping_to >= 0) and FINISHED
+//   Throughput   publishers -> subscribers  data, pings (latency_ping >= 0) and FINISHED
 //   Latency      subscribers -> publisher 0 echoes of pings (only publisher 0 reads it)
 //   Announcement subscribers -> publishers  "ready" and "FINISHED received" (transient-local)
 // Tables go to stdout (printer.c), configuration and progress to stderr.
@@ -50,6 +50,7 @@
 #include <fastrtps/config.h>
 
 #include "config.hpp"
+#include "effective.hpp"
 #include "paths.hpp"
 #include "measure.h"
 #include "options.h"
@@ -239,6 +240,7 @@ DataWriterQos data_writer_qos(const char *tag, int id)
     q.resource_limits().allocated_samples = std::min(cfg.writer_max_samples, 100);
   }
   q.reliable_writer_qos().times.heartbeatPeriod = cfg.heartbeat_period;
+  q.reliable_writer_qos().times.nackResponseDelay = Duration_t(0, 0);  // Perftest: repairs at once
   q.durability().kind = VOLATILE_DURABILITY_QOS;
   keyed_limits(q.resource_limits());
   q.data_sharing().off();
@@ -255,6 +257,13 @@ DataReaderQos data_reader_qos(const char *tag, int id, int topic)
   q.reliability().kind = opt.best_effort ? BEST_EFFORT_RELIABILITY_QOS : RELIABLE_RELIABILITY_QOS;
   q.history().kind = KEEP_ALL_HISTORY_QOS;
   q.durability().kind = VOLATILE_DURABILITY_QOS;
+  if (topic == 0) {
+    // Perftest's ThroughputQos reader (perftest_qos.h): heartbeats answered at once, its limits.
+    q.reliable_reader_qos().times.heartbeatResponseDelay = Duration_t(0, 0);
+    q.resource_limits().max_samples = PT_READER_MAX_SAMPLES;
+    q.resource_limits().allocated_samples = PT_READER_INITIAL_SAMPLES;
+    q.reader_resource_limits().max_samples_per_read = PT_READER_MAX_SAMPLES_PER_READ;
+  }
   keyed_limits(q.resource_limits());
   q.data_sharing().off();
   q.endpoint().history_memory_policy = memory_policy();
@@ -367,9 +376,9 @@ struct {
 void send_ping(const ms_ping_t *p, void *)
 {
   TestData x = ping.s;
-  x.seq = p->seq;
-  x.ping_to = p->ping_to;
-  x.ts = p->ts;
+  x.seq_num = static_cast<uint32_t>(p->seq);
+  x.latency_ping = p->ping_to;
+  ms_ts_to_wire(p->ts, &x.timestamp_sec, &x.timestamp_usec);
   ReturnCode_t rc = ping.wr->write(&x, HANDLE_NIL);
   if (rc != ReturnCode_t::RETCODE_OK && rc != ReturnCode_t::RETCODE_TIMEOUT)
     std::fprintf(stderr, "publisher 0: ping write failed (code %d)\n", static_cast<int>(rc()));
@@ -384,7 +393,8 @@ void on_echo(DataReader *rd)
   SampleInfo info;
   while (rd->take_next_sample(&s, &info) == ReturnCode_t::RETCODE_OK) {
     int64_t t = ms_now_ns();
-    if (info.valid_data && s.kind == perftest::KIND_ECHO) ms_latency_echo(t, s.ts, s.sub_id, s.seq);
+    if (info.valid_data)
+      ms_latency_echo(t, ms_ts_from_wire(s.timestamp_sec, s.timestamp_usec), s.entity_id, s.seq_num);
   }
 }
 
@@ -470,6 +480,13 @@ int run_publisher()
     wq.history().depth = 1;
   }
   p.wr = mk_writer(tp_topic, wq, &pub_wl);
+  {
+    DataWriterQos eff;
+    DomainParticipantQos pq;
+    p.wr->get_qos(eff);
+    dp->get_qos(pq);
+    perftest::report_qos(opt, pq, &eff, nullptr);
+  }
   p.ann = mk_reader(ann_topic, ann_reader_qos(opt.pid), &pub_ann_l);
   if (opt.pid == 0) {
     if (opt.latency_file) {
@@ -492,8 +509,7 @@ int run_publisher()
 
   // Send loop.
   TestData s;
-  s.pub_id = opt.pid;
-  s.sub_id = -1;
+  s.entity_id = opt.pid;
   s.bin_data.assign(static_cast<size_t>(opt.data_len - PT_OVERHEAD_BYTES), 0);
   uint64_t seq = 0, pings = 0;
   ms_pace_t pace;
@@ -502,17 +518,15 @@ int run_publisher()
   if (opt.latency_test) {
     ping.wr = p.wr;
     ping.s = s;
-    ping.s.kind = perftest::KIND_DATA;
     seq = pings = ms_latency_test(pace.t_end, send_ping, nullptr);
   }
   while (!ms_stop && !opt.latency_test) {
     if (!ms_pace_next(&pace, seq)) break;
     ms_sample_t plan = ms_sample_plan(seq, pings);
-    s.seq = seq;
-    s.kind = perftest::KIND_DATA;
-    s.key = plan.key;
-    s.ping_to = plan.ping_to;
-    if (plan.ping) s.ts = ms_now_ns();
+    s.seq_num = static_cast<uint32_t>(seq);
+    if (opt.keyed) ms_key_to_wire(plan.key, s.key);
+    s.latency_ping = plan.ping_to;
+    if (plan.ping) ms_ts_to_wire(ms_now_ns(), &s.timestamp_sec, &s.timestamp_usec);
     ReturnCode_t w;
     // A blocked writer (peers lagging) retries, but not past the end of the test.
     while (retryable(w = p.wr->write(&s, HANDLE_NIL)) && !ms_stop && ms_now_ns() < pace.t_end) {
@@ -529,9 +543,8 @@ int run_publisher()
   ms_print_sent(seq, pings, &pace);
 
   // FINISHED exchange: bounded wait, reset by progress (measure.c).
-  s.kind = perftest::KIND_FINISHED;
-  s.ping_to = -1;
-  s.seq = seq;
+  s.latency_ping = MS_PING_FINISHED;
+  s.seq_num = static_cast<uint32_t>(seq);  // the number of samples sent
   p.fin = &s;
   if (ms_pub_finish(p.acked.get(), pub_write_finished, pub_poll, &p) != 0) rc = 1;
   if (opt.pid == 0) {
@@ -598,13 +611,12 @@ void on_data(DataReader *rd)
     b.t = ms_now_ns();
     if (!info.valid_data) continue;
     ++(from_this_host(info) ? samples_same_host : samples_other_hosts);
-    if (!ms_sub_sample(&b, s.pub_id, s.kind, s.seq)) continue;
-    if (s.ping_to == opt.sid) {
+    if (!ms_sub_sample(&b, s.entity_id, s.latency_ping, s.seq_num)) continue;
+    if (s.latency_ping == opt.sid) {
       // Fast path: echo right here (the echo writer never blocks: max_blocking_time 0);
       // when its window is full, leave it to the echo thread, behind queued ones.
-      s.kind = perftest::KIND_ECHO;
-      s.sub_id = opt.sid;
-      s.ping_to = -1;
+      s.entity_id = opt.sid;
+      s.latency_ping = MS_PING_NONE;
       std::unique_lock<std::mutex> qg(eq.m);
       bool queued = !eq.q.empty();
       qg.unlock();
@@ -686,6 +698,13 @@ int run_subscriber()
   eq.thread = std::thread(echo_thread);
   sub_tp_l.on_data = on_data;
   DataReader *rd = mk_reader(tp_topic, data_reader_qos("sub", opt.sid, 0), &sub_tp_l);
+  {
+    DataReaderQos eff;
+    DomainParticipantQos pq;
+    rd->get_qos(eff);
+    dp->get_qos(pq);
+    perftest::report_qos(opt, pq, nullptr, &eff);
+  }
 
   bool complete = ms_wait_discovery(np, ok.get(), sub_fill, sub_progress, &p);
   auto stop_echo_thread = [] {
@@ -760,21 +779,26 @@ int main(int argc, char **argv)
     eprosima::fastdds::dds::Log::RegisterConsumer(std::move(consumer));
     eprosima::fastdds::dds::Log::SetVerbosity(eprosima::fastdds::dds::Log::Kind::Warning);
   }
-  // Fast DDS 2.9 has no DDS-level write batching.
-  if (opt.batch_size > 0) {
+  // Fast DDS 2.9 has no DDS-level write batching: only an explicit -batchSize 0 (or one that
+  // Perftest's rule turns off, below 2 x -dataLen); by default Perftest's unbatched window.
+  if (opt.batch_size_set && opt.batch_size > 0) {
     std::fprintf(stderr, "%s: invalid value '%d' for -batchSize: Fast DDS %s has no write batching "
                          "(only -batchSize 0)\n", PROG, opt.batch_size, FASTRTPS_VERSION_STR);
     return 2;
   }
   ms_install_signals();
-  ms_print_startup(PROG, "Fast DDS", FASTRTPS_VERSION_STR, "; large test: DDS teardown skipped at exit");
+  opt.batch_size = 0;
+  char scale[160];
+  std::snprintf(scale, sizeof scale, "on (-scaleSettings): heartbeat period %.2f s for every writer",
+                perftest::heartbeat_period_s(opt));
+  ms_print_startup(PROG, "Fast DDS", FASTRTPS_VERSION_STR,
+                   opt.scale_settings && pt_large_test(&opt) ? scale : nullptr);
   if (ms_open_output_file() != 0) return 2;
   std::fprintf(stderr, "config: write batching off (Fast DDS has no write batching; synchronous "
                        "publication, one DATA submessage per sample)\n");
-  if (!opt.best_effort)
-    std::fprintf(stderr, "config: writer window %d samples (%s)\n", perftest::window_samples(opt),
-                 opt.send_queue_size > 0 ? "-sendQueueSize"
-                                         : "1 MiB receive buffer / (1 KiB x publishers), 16..1000");
+  if (opt.pub)
+    std::fprintf(stderr, "config: send window %lld samples (-sendQueueSize; Perftest's window without "
+                         "batching)\n", pt_window_samples(&opt));
   ms_print_multicast();
   std::fprintf(stderr, "config: transport %s%s\n", pt_transport_name(&opt),
                opt.transport == PT_TRANSPORT_DEFAULT ? " (Perftest's default)" : "");

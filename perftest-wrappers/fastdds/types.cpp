@@ -113,14 +113,12 @@ bool TestDataType::serialize(void *data, SerializedPayload_t *payload)
 {
   const TestData *s = static_cast<const TestData *>(data);
   return write_sample(payload, TEST_DATA_HEADER, s->bin_data, [s](Writer &w) {
-    w.put(s->key);
-    w.put(s->pub_id);
-    w.put(s->sub_id);
-    w.put(s->ping_to);
-    w.put(s->kind);
-    w.put(int32_t{0});  // CDR aligns the 64-bit seq to 8
-    w.put(s->seq);
-    w.put(s->ts);
+    for (uint8_t k : s->key) w.put(k);
+    w.put(s->entity_id);
+    w.put(s->seq_num);
+    w.put(s->timestamp_sec);
+    w.put(s->timestamp_usec);
+    w.put(s->latency_ping);
   });
 }
 
@@ -128,14 +126,12 @@ bool TestDataType::deserialize(SerializedPayload_t *payload, void *data)
 {
   TestData *s = static_cast<TestData *>(data);
   return read_sample(payload, m_typeSize - TEST_DATA_HEADER, s->bin_data, [s](Reader &r) {
-    s->key = r.get<int32_t>();
-    s->pub_id = r.get<int32_t>();
-    s->sub_id = r.get<int32_t>();
-    s->ping_to = r.get<int32_t>();
-    s->kind = r.get<int32_t>();
-    (void)r.get<int32_t>();
-    s->seq = r.get<uint64_t>();
-    s->ts = r.get<int64_t>();
+    for (uint8_t &k : s->key) k = r.get<uint8_t>();
+    s->entity_id = r.get<int32_t>();
+    s->seq_num = r.get<uint32_t>();
+    s->timestamp_sec = r.get<int32_t>();
+    s->timestamp_usec = r.get<uint32_t>();
+    s->latency_ping = r.get<int32_t>();
   });
 }
 
@@ -146,20 +142,18 @@ void TestDataType::deleteData(void *data) { delete static_cast<TestData *>(data)
 bool TestDataType::getKey(void *data, InstanceHandle_t *ihandle, bool force_md5)
 {
   if (!m_isGetKeyDefined) return false;
-  // The key as CDR serialises it for key hashes: big endian; at most 16 bytes, so it is
-  // the handle itself unless an MD5 hash is asked for (RTPS 9.6.3.8).
-  uint32_t k = static_cast<uint32_t>(static_cast<const TestData *>(data)->key);
-  unsigned char be[4] = {static_cast<unsigned char>(k >> 24), static_cast<unsigned char>(k >> 16),
-                         static_cast<unsigned char>(k >> 8), static_cast<unsigned char>(k)};
+  // The key as CDR serialises it for key hashes: the four octets as they are; at most 16
+  // bytes, so it is the handle itself unless an MD5 hash is asked for (RTPS 9.6.3.8).
+  const uint8_t *key = static_cast<const TestData *>(data)->key;
   for (int i = 0; i < 16; i++) ihandle->value[i] = 0;
   if (force_md5) {
     MD5 md5;
     md5.init();
-    md5.update(be, 4);
+    md5.update(key, 4);
     md5.finalize();
     for (int i = 0; i < 16; i++) ihandle->value[i] = md5.digest[i];
   } else {
-    for (int i = 0; i < 4; i++) ihandle->value[i] = be[i];
+    for (int i = 0; i < 4; i++) ihandle->value[i] = key[i];
   }
   return true;
 }

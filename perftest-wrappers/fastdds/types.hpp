@@ -1,10 +1,11 @@
 // Type support of the Fast DDS agent, written by hand: the layout of the native agent's
-// perftest-wrappers/native/perftest.idl (plain CDR, XCDR1), registered under the same type
-// names. fastddsgen is not packaged in Debian or Ubuntu, and dynamic types would build every
-// sample through DynamicData (a heap-allocated member tree per sample, serialised member by
-// member), a cost the native agent's generated code does not have; these types are five
-// 32-bit fields, two 64-bit fields and an octet sequence, so hand-written serialisation is
-// short and checked in tests/agent (the agent's own samples round-trip through it).
+// perftest-wrappers/native/perftest.idl (plain CDR, XCDR1), which is RTI Perftest's
+// TestData_t, registered under the same type names. fastddsgen is not packaged in Debian or
+// Ubuntu, and dynamic types would build every sample through DynamicData (a heap-allocated
+// member tree per sample, serialised member by member), a cost the native agent's generated
+// code does not have; these types are a 4-octet key, five 32-bit fields and an octet
+// sequence, so hand-written serialisation is short and checked in tests/agent (the agent's
+// own samples round-trip through it).
 #pragma once
 
 #include <cstdint>
@@ -14,14 +15,18 @@
 
 namespace perftest {
 
-enum { KIND_DATA = 0, KIND_FINISHED = 1, KIND_ECHO = 2 };
 enum { ANN_READY = 0, ANN_FINISHED_ACK = 1 };
 
-// perftest::TestData_t / TestDataKeyed_t (the key annotation is the only difference).
+// perftest::TestData_t / TestDataKeyed_t (the key annotation is the only difference); what
+// each field carries: perftest.idl (latency_ping: MS_PING_NONE, MS_PING_FINISHED or a
+// subscriber's id, measure.h).
 struct TestData {
-  int32_t key = 0, pub_id = 0, sub_id = 0, ping_to = -1, kind = KIND_DATA;
-  uint64_t seq = 0;
-  int64_t ts = 0;
+  uint8_t key[4] = {0, 0, 0, 0};
+  int32_t entity_id = 0;
+  uint32_t seq_num = 0;
+  int32_t timestamp_sec = 0;
+  uint32_t timestamp_usec = 0;
+  int32_t latency_ping = -1;
   std::vector<uint8_t> bin_data;
 };
 
@@ -32,10 +37,10 @@ struct Announcement {
   std::vector<uint8_t> finished;
 };
 
-// Serialised sizes (4-byte encapsulation header included): TestData is 48 bytes plus the
-// payload (key, pub_id, sub_id, ping_to, kind, 4 bytes of alignment padding, seq, ts, the
-// sequence length, the octets); Announcement is 20 bytes plus the bitmap.
-constexpr uint32_t TEST_DATA_HEADER = 48;
+// Serialised sizes (4-byte encapsulation header included): TestData is 32 bytes plus the
+// payload (the key octets, five 32-bit fields, the sequence length: Perftest's 28 octets of
+// overhead, then the octets); Announcement is 20 bytes plus the bitmap.
+constexpr uint32_t TEST_DATA_HEADER = 32;
 constexpr uint32_t ANNOUNCEMENT_HEADER = 20;
 
 class TestDataType : public eprosima::fastdds::dds::TopicDataType {

@@ -1,13 +1,18 @@
-/* Cyclone DDS configuration chosen by the agent (see README.md, "Cyclone settings"). */
+/* Cyclone DDS configuration chosen by the agent (README.md, "Cyclone configuration" and
+   "Perftest's ThroughputQos"). */
+#define _GNU_SOURCE /* memfd_create */
 #include "ddsconfig.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static char xml[65536];
 static size_t xml_len;
+static int trace_fd = -1; /* Cyclone's configuration trace (pt_apply_config), -1: none */
 
 static void add(const char *fmt, ...)
 {
@@ -31,8 +36,11 @@ const char *pt_mode_description(const pt_options_t *o)
                       : "data: unicast; discovery: multicast SPDP only (AllowMulticast=spdp)";
 }
 
+bool pt_scale_settings(const pt_options_t *o) { return o->scale_settings && pt_large_test(o); }
+
 double pt_heartbeat_interval_s(const pt_options_t *o)
 {
+  if (!pt_scale_settings(o)) return PT_HEARTBEAT_PERIOD_S;
   double p = (double)o->est_participants;
   double hb = p * p / 7500.0;
   return hb < 1.0 ? 1.0 : hb > 3.0 ? 3.0 : hb;
@@ -41,18 +49,39 @@ double pt_heartbeat_interval_s(const pt_options_t *o)
 double pt_spdp_interval_s(const pt_options_t *o)
 {
   if (o->spdp_interval > 0) return o->spdp_interval;
-  /* Large tests: under the load of discovery the sockets drop datagrams (~20% of them with
-     150 processes on 2 cores, UdpRcvbufErrors); a participant that lost both a peer's
+  /* -scaleSettings: under the load of discovery the sockets drop datagrams (~20% of them
+     with 150 processes on 2 cores, UdpRcvbufErrors); a participant that lost both a peer's
      multicast announcement and its unicast reply learns of it only at the peer's next
      periodic SPDP, 30 s later by default: measured, 3 subscribers stuck at 74 of 75
      publishers for 15 s. Every 10 s bounds that wait for little traffic (P announcements
-     per 10 s). Larger socket buffers avoided the drops but processing every datagram made
-     discovery slower (75 + 75 unicast, discovery max over 4 runs each: 36-51 s with 4 MiB,
-     32-38 s with Cyclone's 1 MiB and a 10 s SPDP interval). */
-  return pt_large_test(o) ? 10.0 : 0.0;
+     per 10 s). */
+  return pt_scale_settings(o) ? 10.0 : 0.0;
 }
 
-const char *pt_config_xml(const pt_options_t *o)
+long long pt_sample_bytes(const pt_options_t *o)
+{
+  /* Cyclone's WHC counts a sample as its serialised size (4-octet encapsulation header, the
+     data padded to a multiple of 4: ddsi_serdata_default.c) plus 80 bytes per fragment of
+     FragmentSize (dds_whc.c, whcn_size). */
+  long long sz = 4 + (((long long)o->data_len + 3) / 4) * 4;
+  return sz + (sz + PT_CYCLONE_FRAGMENT_SIZE - 1) / PT_CYCLONE_FRAGMENT_SIZE * 80;
+}
+
+long long pt_whc_high(const pt_options_t *o)
+{
+  /* A writer blocks when its unacknowledged bytes exceed WhcHigh: one byte below
+     window x sample lets exactly the window's samples in. */
+  return pt_window_samples(o) * pt_sample_bytes(o) - 1;
+}
+
+long long pt_whc_low(const pt_options_t *o)
+{
+  /* A blocked writer resumes at WhcLow: once one batch (one sample unbatched) of the
+     window is acknowledged, as a Connext writer whose full send queue gets a free slot. */
+  return (pt_window_samples(o) - pt_samples_per_batch(o)) * pt_sample_bytes(o);
+}
+
+const char *pt_config_xml(const pt_options_t *o, const char *trace_path)
 {
   xml_len = 0;
   xml[0] = '\0';
@@ -63,6 +92,9 @@ const char *pt_config_xml(const pt_options_t *o)
   if (o->nic[0])
     add("<Interfaces><NetworkInterface %s=\"%s\"/></Interfaces>", o->nic_is_name ? "name" : "address",
         o->nic);
+  /* Perftest's message_size_max (64 KiB, DEFAULT_MESSAGE_SIZE_MAX): the largest UDP payload
+     Cyclone builds (a batch, or the fragments of a large sample packed together). */
+  add("<MaxMessageSize>%dB</MaxMessageSize>", PT_CYCLONE_MAX_MESSAGE_SIZE);
   add("</General><Discovery>");
   add("<LeaseDuration>%gs</LeaseDuration>", o->lease_duration);
   double spdp = pt_spdp_interval_s(o);
@@ -75,32 +107,28 @@ const char *pt_config_xml(const pt_options_t *o)
     add("</Peers>");
   }
   add("</Discovery><Internal>");
-  /* Many participants: discovery is all-to-all, and each of a participant's five reliable
-     built-in writers (SEDP publications and subscriptions, participant messages, the two
-     type-lookup writers) heartbeats to all its P-1 peers once per HeartbeatInterval for as
-     long as peers keep appearing (Cyclone resets the heartbeat back-off on every new match).
-     With unicast SEDP that is 5 P (P-1) / interval datagrams per second, and as many
-     ACKNACKs: at P = 150 and Cyclone's 100 ms, 1.1 M/s, far beyond 2 cores. The interval
-     grows with P^2 so the rate stays near 5 x 7500 / s: 1 s up to P = 86, 3 s at P = 150
-     (measured, 75 + 75 on 2 cores: discovery median 51-74 s with 1 s, 30-34 s with 3 s). */
-  bool large = pt_large_test(o);
-  if (large) add("<HeartbeatInterval>%.2fs</HeartbeatInterval>", pt_heartbeat_interval_s(o));
-  long long whc = 0;
-  if (o->send_queue_size > 0)
-    whc = (long long)o->send_queue_size * o->data_len;
-  else if (large)
-    /* A subscriber's backlog is numPublishers x each writer's unacknowledged window, and
-       every writer ends the test with a full window, so FINISHED waits behind it: 75 x
-       64 KiB (Cyclone counts ~200 B per 100 B sample: 328 samples) at ~3 k samples/s per
-       subscriber took ~8 s to drain (measured). 32 KiB halves that; it is still ~4 x the
-       bandwidth-delay product (3 k samples/s over 75 writers, ~1 s heartbeat round trip). */
-    whc = 32768;
-  if (whc > 0) {
-    if (whc < 16384) whc = 16384;
-    add("<Watermarks><WhcAdaptive>false</WhcAdaptive><WhcHigh>%lldB</WhcHigh>"
-        "<WhcHighInit>%lldB</WhcHighInit><WhcLow>%lldB</WhcLow></Watermarks>",
-        whc, whc, whc / 2);
-  }
+  /* Perftest's ThroughputQos (README, "Perftest's ThroughputQos"): heartbeats every 10 ms,
+     1 ms while the window is nearly full (Cyclone halves its interval as the unacknowledged
+     data grows, down to minsched); NACKs answered at once (Connext's heartbeat response
+     delay 0; Cyclone's writers repair without delay); UDP socket buffers of 2 MiB (receive)
+     and 1 MiB (send). Cyclone's HeartbeatInterval is one setting for every writer of the
+     participant, the discovery writers' too (Connext gives those their own). With
+     -scaleSettings in a large test: P^2 / 7500 s, 1 to 3 s (README, "-scaleSettings"). */
+  double hb = pt_heartbeat_interval_s(o);
+  if (pt_scale_settings(o))
+    add("<HeartbeatInterval>%.2fs</HeartbeatInterval>", hb);
+  else
+    add("<HeartbeatInterval min=\"%gms\" minsched=\"%gms\">%gms</HeartbeatInterval>",
+        PT_FAST_HEARTBEAT_PERIOD_S * 1e3, PT_FAST_HEARTBEAT_PERIOD_S * 1e3, hb * 1e3);
+  add("<NackDelay>0ms</NackDelay>");
+  add("<SocketReceiveBufferSize max=\"%dB\"/>", PT_RECV_SOCKET_BUFFER);
+  add("<SocketSendBufferSize max=\"%dB\"/>", PT_SEND_SOCKET_BUFFER);
+  /* The send window, Cyclone's flow control in bytes (README): a fixed window of exactly
+     -sendQueueSize samples (or batches), not Cyclone's adaptive one. */
+  long long high = pt_whc_high(o);
+  add("<Watermarks><WhcAdaptive>false</WhcAdaptive><WhcHigh>%lldB</WhcHigh>"
+      "<WhcHighInit>%lldB</WhcHighInit><WhcLow>%lldB</WhcLow></Watermarks>",
+      high, high, pt_whc_low(o));
   add("</Internal>");
   if (o->multicast) {
     add("<Partitioning><NetworkPartitions>"
@@ -115,15 +143,21 @@ const char *pt_config_xml(const pt_options_t *o)
         "</PartitionMappings></Partitioning>",
         o->mcast_addr[0], o->mcast_addr[1], o->mcast_addr[2]);
   }
-  if (o->print_config)
-    add("<Tracing><Category>config</Category><OutputFile>stderr</OutputFile></Tracing>");
+  /* Cyclone's dump of its effective configuration, read back for the effective QoS
+     (pt_effective_config) and copied to stderr unless -noPrintConfig. */
+  if (trace_path)
+    add("<Tracing><Category>config</Category><OutputFile>%s</OutputFile></Tracing>", trace_path);
   add("</Domain></CycloneDDS>");
   return xml;
 }
 
 void pt_apply_config(const pt_options_t *o)
 {
-  const char *mine = pt_config_xml(o);
+  /* An anonymous in-memory file for Cyclone's configuration trace: no file to clean up. */
+  char path[64];
+  trace_fd = memfd_create("cyclonedds-config", 0);
+  if (trace_fd >= 0) snprintf(path, sizeof path, "/proc/self/fd/%d", trace_fd);
+  const char *mine = pt_config_xml(o, trace_fd >= 0 ? path : NULL);
   const char *user = getenv("CYCLONEDDS_URI");
   size_t n = strlen(mine) + (user ? strlen(user) + 2 : 1);
   char *uri = malloc(n);
@@ -138,4 +172,16 @@ void pt_apply_config(const pt_options_t *o)
     fprintf(stderr, "config: user CYCLONEDDS_URI applied after the agent's (it overrides): %s\n", user);
   setenv("CYCLONEDDS_URI", uri, 1);
   free(uri);
+}
+
+char *pt_effective_config(void)
+{
+  if (trace_fd < 0) return NULL;
+  off_t len = lseek(trace_fd, 0, SEEK_END);
+  if (len <= 0) return NULL;
+  char *text = malloc((size_t)len + 1);
+  if (text == NULL) abort();
+  ssize_t got = pread(trace_fd, text, (size_t)len, 0);
+  text[got > 0 ? got : 0] = '\0';
+  return text;
 }

@@ -2,22 +2,45 @@
 #ifndef PERFTEST_DDSCONFIG_H
 #define PERFTEST_DDSCONFIG_H
 
+#include <stdbool.h>
+
 #include "options.h"
+#include "perftest_qos.h"
 
-/* Returns the agent's XML fragment (static storage). */
-const char *pt_config_xml(const pt_options_t *o);
+/* Cyclone's General/MaxMessageSize for Perftest's 64 KiB message_size_max (the largest UDP
+   payload, 65507, rounded down as Fast DDS's default), and Cyclone's default FragmentSize. */
+#define PT_CYCLONE_MAX_MESSAGE_SIZE 65500
+#define PT_CYCLONE_FRAGMENT_SIZE 1344
 
-/* Cyclone HeartbeatInterval (seconds) chosen for a test with more than PT_LARGE_TEST
-   participants: grows with the square of their number, 1 s to 3 s (see ddsconfig.c). */
+/* Returns the agent's XML fragment (static storage); trace_path: where Cyclone writes its
+   configuration trace (NULL: none). */
+const char *pt_config_xml(const pt_options_t *o, const char *trace_path);
+
+/* -scaleSettings given and the test is large (more than PT_LARGE_TEST participants). */
+bool pt_scale_settings(const pt_options_t *o);
+
+/* Cyclone HeartbeatInterval (seconds): Perftest's 10 ms, or with pt_scale_settings one that
+   grows with the square of the participants, 1 s to 3 s (see ddsconfig.c). */
 double pt_heartbeat_interval_s(const pt_options_t *o);
 
-/* Cyclone SPDPInterval (seconds; 0 = Cyclone's default): -spdpInterval, else 10 s in large
-   tests (see ddsconfig.c). */
+/* Cyclone SPDPInterval (seconds; 0 = Cyclone's default): -spdpInterval, else 10 s with
+   pt_scale_settings (see ddsconfig.c). */
 double pt_spdp_interval_s(const pt_options_t *o);
 
+/* The send window in Cyclone's terms: bytes Cyclone's writer history counts for one sample,
+   and the watermarks that hold exactly pt_window_samples unacknowledged samples. */
+long long pt_sample_bytes(const pt_options_t *o);
+long long pt_whc_high(const pt_options_t *o);
+long long pt_whc_low(const pt_options_t *o);
+
 /* Sets CYCLONEDDS_URI to "<agent xml>,<user's CYCLONEDDS_URI>" so that the user's
-   settings, applied last, override the agent's; prints both on stderr. */
+   settings, applied last, override the agent's; prints both on stderr. Cyclone's trace of
+   its effective configuration goes to an in-memory file. */
 void pt_apply_config(const pt_options_t *o);
+
+/* After the participant exists: Cyclone's trace of its effective configuration (malloc'd,
+   NUL-terminated; NULL when there is none, e.g. a user's Tracing setting took it). */
+char *pt_effective_config(void);
 
 /* One-line description of the transport and discovery choice. */
 const char *pt_mode_description(const pt_options_t *o);

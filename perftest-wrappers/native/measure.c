@@ -1,15 +1,19 @@
 /* The agents' protocol logic that does not touch DDS (measure.h). */
 #include "measure.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,7 +101,7 @@ void ms_list_missing(const bool *ok, int n, char *out, size_t cap)
 }
 
 void ms_print_startup(const char *prog, const char *middleware, const char *version,
-                      const char *large_note)
+                      const char *scale_note)
 {
   if (o->pub)
     fprintf(stderr,
@@ -112,12 +116,17 @@ void ms_print_startup(const char *prog, const char *middleware, const char *vers
             prog, middleware, version, o->sid, o->num_pubs, o->data_len,
             o->best_effort ? "best effort" : "strict reliable", o->keyed ? ", keyed" : "",
             o->domain);
-  fprintf(stderr, "config: scale settings for %d participants (%s)%s\n", o->est_participants,
+  fprintf(stderr, "config: %d participants (%s)", o->est_participants,
           o->total_participants_set ? "-totalParticipants"
           : o->both_counts          ? "-numPublishers + -numSubscribers"
           : o->pub ? "2 x -numSubscribers: Perftest gives a publisher only that count"
-                   : "2 x -numPublishers: Perftest gives a subscriber only that count",
-          pt_large_test(o) ? large_note : "");
+                   : "2 x -numPublishers: Perftest gives a subscriber only that count");
+  if (pt_large_test(o))
+    fprintf(stderr, "; a large test (more than %d): no DDS teardown at exit; scale settings %s",
+            PT_LARGE_TEST, scale_note ? scale_note : "off (Perftest's protocol settings; -scaleSettings: README)");
+  else if (o->scale_settings)
+    fprintf(stderr, "; -scaleSettings has no effect up to %d participants", PT_LARGE_TEST);
+  fputc('\n', stderr);
   if (o->pub && !o->latency_test && o->exec_time > 0 && !o->num_iter_set)
     fprintf(stderr, "config: the test ends after -executionTime %g s or -numIter %lld samples "
                     "(Perftest's default), whichever comes first\n",
@@ -161,6 +170,89 @@ void ms_exit_if_large(int rc)
 void ms_print_exit(int rc)
 {
   fprintf(stderr, "%s %d: exit %d after %.2f s\n", ms_role(), ms_id(), rc, ms_since_start());
+}
+
+/* ---- TestData_t's fields -------------------------------------------------------------- */
+
+uint64_t ms_seq_unwrap(uint64_t ref, uint32_t wire)
+{
+  int64_t d = (int32_t)(wire - (uint32_t)ref); /* -2^31 <= d < 2^31 */
+  if (d < 0 && (uint64_t)(-d) > ref) return wire;
+  return ref + (uint64_t)d; /* modulo 2^64: ref - |d| when d < 0 */
+}
+
+void ms_ts_to_wire(int64_t ns, int32_t *hi, uint32_t *lo)
+{
+  uint64_t us = (uint64_t)(ns / 1000);
+  *hi = (int32_t)(uint32_t)(us >> 32);
+  *lo = (uint32_t)us;
+}
+
+int64_t ms_ts_from_wire(int32_t hi, uint32_t lo)
+{
+  return (int64_t)(((uint64_t)(uint32_t)hi << 32) | lo) * 1000;
+}
+
+void ms_key_to_wire(int32_t key, uint8_t out[4])
+{
+  for (int c = 0; c < 4; c++) out[c] = (uint8_t)((uint32_t)key >> (c * 8));
+}
+
+/* ---- effective QoS ------------------------------------------------------------------ */
+
+void ms_qos_heading(const char *middleware, const char *readme)
+{
+  fprintf(stderr, "config: effective QoS of the %s, in the terms of Perftest's ThroughputQos (%s on "
+                  "%s; every difference from Perftest: %s, \"Perftest's ThroughputQos\"):\n",
+          o->pub ? "Throughput writer" : "Throughput reader", o->pub ? "publisher" : "subscriber",
+          middleware, readme);
+}
+
+void ms_qos(const char *key, const char *value, const char *how_fmt, ...)
+{
+  char how[512];
+  va_list ap;
+  va_start(ap, how_fmt);
+  vsnprintf(how, sizeof how, how_fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "qos: %s = %s%s%s%s\n", key, value, how[0] ? " (" : "", how, how[0] ? ")" : "");
+}
+
+void ms_socket_buffers(ms_sockbufs_t *out)
+{
+  memset(out, 0, sizeof *out);
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int fd = atoi(e->d_name), v = 0;
+    socklen_t len = sizeof v;
+    if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d)) continue;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) != 0 || v != SOCK_DGRAM) continue;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 || ss.ss_family != AF_INET) continue;
+    out->sockets++;
+    len = sizeof v;
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &len) == 0 && v > out->rcvbuf_max) out->rcvbuf_max = v;
+    len = sizeof v;
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, &len) == 0 && v > out->sndbuf_max) out->sndbuf_max = v;
+  }
+  closedir(d);
+}
+
+void ms_qos_socket_buffers(const char *recv_how, const char *send_how)
+{
+  ms_sockbufs_t sb;
+  ms_socket_buffers(&sb);
+  char v[32];
+  snprintf(v, sizeof v, "%lld B", sb.rcvbuf_max / 2);
+  ms_qos("transport.recv_socket_buffer_size", v,
+         "%s; the largest SO_RCVBUF of its %d UDP sockets is %lld B: Linux reports twice the size set",
+         recv_how, sb.sockets, sb.rcvbuf_max);
+  snprintf(v, sizeof v, "%lld B", sb.sndbuf_max / 2);
+  ms_qos("transport.send_socket_buffer_size", v, "%s; the largest SO_SNDBUF is %lld B", send_how,
+         sb.sndbuf_max);
 }
 
 /* ---- discovery ---------------------------------------------------------------------- */
@@ -364,7 +456,7 @@ static bool lt_next_locked(ms_ping_t *out)
   return true;
 }
 
-void ms_latency_echo(int64_t t_ns, int64_t sent_ts, int32_t sub_id, uint64_t seq)
+void ms_latency_echo(int64_t t_ns, int64_t sent_ts, int32_t sub_id, uint32_t seq_num)
 {
   /* Perftest: integer microseconds, half the round trip. */
   int64_t now_us = t_ns / 1000, sent_us = sent_ts / 1000;
@@ -390,7 +482,7 @@ void ms_latency_echo(int64_t t_ns, int64_t sent_ts, int32_t sub_id, uint64_t seq
     if (lat.n == 1 || us > lat.max) lat.max = us;
   }
   ms_ping_t next;
-  bool send = lt.active && !lt.done && seq == lt.cur && lt_next_locked(&next);
+  bool send = lt.active && !lt.done && seq_num == (uint32_t)lt.cur && lt_next_locked(&next);
   size_t cnt = lat.n;
   pt_latency_interval_t li = {.latency = us, .minimum = lat.min, .maximum = lat.max};
   if (cnt > 0) {
@@ -531,11 +623,12 @@ void ms_sub_begin(ms_batch_t *b, int64_t t)
   pthread_mutex_lock(&sub.m);
 }
 
-bool ms_sub_sample(ms_batch_t *b, int32_t pub_id, int32_t kind, uint64_t seq)
+bool ms_sub_sample(ms_batch_t *b, int32_t pub_id, int32_t latency_ping, uint32_t seq_num)
 {
   if (pub_id < 0 || pub_id >= o->num_pubs) return false;
   uint64_t *e = &sub.expected[pub_id];
-  if (kind == MS_KIND_FINISHED) {
+  if (latency_ping == MS_PING_FINISHED) {
+    uint64_t seq = ms_seq_unwrap(*e, seq_num);
     /* FINISHED carries the number of samples sent: a gap at the tail is lost too. */
     if (!atomic_load(&sub.finished[pub_id])) {
       if (seq > *e) {
@@ -548,13 +641,14 @@ bool ms_sub_sample(ms_batch_t *b, int32_t pub_id, int32_t kind, uint64_t seq)
     atomic_store(&sub.finished[pub_id], 1);
     return false;
   }
-  if (kind != MS_KIND_DATA) return false;
+  if (latency_ping < MS_PING_NONE) return false;
   b->got++;
   /* Perftest: the loss baseline is the first sequence number seen of each publisher. */
   if (!sub.seen[pub_id]) {
     sub.seen[pub_id] = true;
-    *e = seq;
+    *e = seq_num;
   }
+  uint64_t seq = ms_seq_unwrap(*e, seq_num);
   if (seq > *e) b->lost += seq - *e;
   if (seq >= *e) *e = seq + 1;
   return true;

@@ -19,9 +19,25 @@
 extern "C" {
 #endif
 
-/* Sample kinds on Throughput and Latency, announcement kinds (perftest.idl). */
-enum { MS_KIND_DATA = 0, MS_KIND_FINISHED = 1, MS_KIND_ECHO = 2 };
+/* TestData_t's latency_ping (perftest.idl): the subscriber a ping is addressed to (>= 0), a
+   plain data sample (Perftest's -1), or FINISHED (Perftest marks FINISHED by a 1235-octet
+   bin_data instead, which a -dataLen of 1263 could not be told from); announcement kinds. */
+enum { MS_PING_NONE = -1, MS_PING_FINISHED = -2 };
 enum { MS_ANN_READY = 0, MS_ANN_FINISHED_ACK = 1 };
+
+/* ---- TestData_t's fields (perftest.idl) ---------------------------------------------- */
+
+/* The 64-bit sequence number nearest to ref (the next one expected) whose low 32 bits are
+   wire: serial number arithmetic (RFC 1982) on TestData_t's 32-bit seq_num, so a run that
+   sends more than 2^32 samples keeps counting. Never below 0: near the start a wire value
+   "behind" ref is taken as it is. */
+uint64_t ms_seq_unwrap(uint64_t ref, uint32_t wire);
+/* A ping's send time (ns, ms_now_ns's clock) as timestamp_sec / timestamp_usec: microseconds,
+   the high and the low 32 bits (Perftest's split); and back (ns, microsecond resolution). */
+void ms_ts_to_wire(int64_t ns, int32_t *hi, uint32_t *lo);
+int64_t ms_ts_from_wire(int32_t hi, uint32_t lo);
+/* An instance key as TestData_t's key octets, least significant first (Perftest's order). */
+void ms_key_to_wire(int32_t key, uint8_t out[4]);
 
 /* ---- process ------------------------------------------------------------------------ */
 
@@ -41,10 +57,11 @@ int ms_count_true(const bool *a, int n);
 /* "5, 17, 44" (at most 20 ids, then "...") of the ids i in [0,n) with !ok[i]. */
 void ms_list_missing(const bool *ok, int n, char *out, size_t cap);
 
-/* The startup lines on stderr: "<prog> (<middleware> <version>): publisher ...", the scale
-   settings (large_note appended in large tests) and the -executionTime/-numIter note. */
+/* The startup lines on stderr: "<prog> (<middleware> <version>): publisher ...", the
+   participants and, in a large test, the scale settings (scale_note: what -scaleSettings
+   changed, "on: ..."; NULL when off) and the -executionTime/-numIter note. */
 void ms_print_startup(const char *prog, const char *middleware, const char *version,
-                      const char *large_note);
+                      const char *scale_note);
 /* -outputFile: stdout appended to that file. 0, or 2 after Perftest's message. */
 int ms_open_output_file(void);
 void ms_print_multicast(void); /* the -multicast groups line, when -multicast */
@@ -52,6 +69,29 @@ void ms_print_multicast(void); /* the -multicast groups line, when -multicast */
    teardown: peers drop this participant by its lease). */
 void ms_exit_if_large(int rc);
 void ms_print_exit(int rc); /* "<role> <id>: exit <rc> after <s> s" */
+
+/* ---- effective QoS ------------------------------------------------------------------ */
+
+/* The effective QoS block on stderr, as Perftest prints its configuration at start: a
+   heading, then one line per setting, "qos: <key> = <value> (<how>)", keys and values in the
+   terms of Perftest's ThroughputQos (perftest-wrappers/perftest_throughput_qos.toml);
+   experiments/agent_qos.py reads them into the run manifest. */
+void ms_qos_heading(const char *middleware, const char *readme);
+void ms_qos(const char *key, const char *value, const char *how_fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* This process's IPv4 UDP sockets: how many, and the largest SO_RCVBUF and SO_SNDBUF that
+   getsockopt reports (Linux reports twice the size requested with setsockopt). */
+typedef struct {
+  int sockets;
+  long long rcvbuf_max, sndbuf_max;
+} ms_sockbufs_t;
+void ms_socket_buffers(ms_sockbufs_t *out);
+/* The socket buffer lines (transport.recv_socket_buffer_size, send_...): what the kernel
+   granted, half of what getsockopt reports; how: the middleware's setting. */
+void ms_qos_socket_buffers(const char *recv_how, const char *send_how);
 
 /* ---- discovery ---------------------------------------------------------------------- */
 
@@ -107,9 +147,10 @@ typedef struct {
 typedef void (*ms_ping_fn)(const ms_ping_t *ping, void *ctx);
 
 void ms_latency_init(void); /* before the Latency reader exists */
-/* An echo received at t_ns (the listener; sent_ts, sub_id, seq: the echo's fields):
-   recorded, printed, and with -latencyTest the next ping sent from here. */
-void ms_latency_echo(int64_t t_ns, int64_t sent_ts, int32_t sub_id, uint64_t seq);
+/* An echo received at t_ns (the listener; sent_ts: ms_ts_from_wire of its timestamp,
+   sub_id: its entity_id, seq_num: its seq_num): recorded, printed, and with -latencyTest
+   the next ping sent from here. */
+void ms_latency_echo(int64_t t_ns, int64_t sent_ts, int32_t sub_id, uint32_t seq_num);
 /* -latencyTest: pings one at a time until t_end or -numIter (a lost ping or echo is
    re-sent after a timeout); the echo listener sends the next one. Returns pings sent. */
 uint64_t ms_latency_test(int64_t t_end, ms_ping_fn send, void *ctx);
@@ -126,9 +167,10 @@ typedef struct {
   uint64_t got, lost;
 } ms_batch_t;
 void ms_sub_begin(ms_batch_t *b, int64_t t);
-/* Loss accounting, FINISHED; true for a data sample of a known publisher (to be echoed
-   when its ping_to is this subscriber). */
-bool ms_sub_sample(ms_batch_t *b, int32_t pub_id, int32_t kind, uint64_t seq);
+/* Loss accounting (seq_num unwrapped per publisher), FINISHED (latency_ping
+   MS_PING_FINISHED); true for a data sample of a known publisher (to be echoed when its
+   latency_ping is this subscriber). */
+bool ms_sub_sample(ms_batch_t *b, int32_t pub_id, int32_t latency_ping, uint32_t seq_num);
 void ms_sub_end(ms_batch_t *b);
 void ms_sub_echoed(void); /* an echo written */
 

@@ -25,7 +25,7 @@ static const char *prog = "perftest_cyclone";
 static const char *agent_name = "the native agent";
 static const char *middleware = "Cyclone DDS";
 static const char *readme = "perftest-wrappers/native/README.md";
-static const char *spdp_default = "30; 10 in large tests";
+static const char *spdp_default = "30; 10 with -scaleSettings in large tests";
 static const char *shmem_missing =
     "Cyclone DDS 0.10.2 (Debian 12) is built without a shared-memory transport (no iceoryx)";
 
@@ -69,7 +69,7 @@ typedef enum {
   O_NUM_ITER, O_NUM_PUBLISHERS, O_NUM_SUBSCRIBERS, O_OUTPUT_FILE, O_OUTPUT_FORMAT, O_PEER,
   O_PID, O_PUB, O_PUB_RATE, O_SEND_QUEUE_SIZE, O_SID, O_SUB, O_TRANSPORT,
   O_DISCOVERY_TIMEOUT, O_FINISH_TIMEOUT, O_LEASE_DURATION, O_SPDP_INTERVAL,
-  O_MAX_PARTICIPANT_INDEX, O_NO_PRINT_CONFIG, O_TOTAL_PARTICIPANTS,
+  O_MAX_PARTICIPANT_INDEX, O_NO_PRINT_CONFIG, O_TOTAL_PARTICIPANTS, O_SCALE_SETTINGS,
   O__COUNT
 } opt_id_t;
 
@@ -201,6 +201,7 @@ static const opt_def_t OPTS[] = {
   {"-maxParticipantIndex", "<n>", G_EXT, O_MAX_PARTICIPANT_INDEX},
   {"-noPrintConfig", NULL, G_EXT, O_NO_PRINT_CONFIG},
   {"-totalParticipants", "<n>", G_EXT, O_TOTAL_PARTICIPANTS},
+  {"-scaleSettings", NULL, G_EXT, O_SCALE_SETTINGS},
 };
 #define NOPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -291,10 +292,11 @@ static void usage(void)
          "mcastlab extensions: -discoveryTimeout S (120) -finishTimeout S (10)\n"
          "  -leaseDuration S (30) -spdpInterval S (%s) -maxParticipantIndex N\n"
          "  -noPrintConfig -totalParticipants N (2 x the other side's count)\n"
+         "  -scaleSettings (off: discovery tuning for more than %d participants, README)\n"
          "See %s.\n",
          prog, shmem_missing ? "UDPv4 only: no shared memory in this middleware"
                              : "default: both, as Perftest's XML profile",
-         spdp_default, readme);
+         spdp_default, PT_LARGE_TEST, readme);
 }
 
 void pt_parse_options(int argc, char **argv, pt_options_t *o)
@@ -444,6 +446,7 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
     case O_MAX_PARTICIPANT_INDEX: o->max_participant_index = (int)to_int(d->name, v, 0, 120); break;
     case O_NO_PRINT_CONFIG: o->print_config = false; break;
     case O_TOTAL_PARTICIPANTS: o->est_participants = (int)to_int(d->name, v, 2, 200000); break;
+    case O_SCALE_SETTINGS: o->scale_settings = true; break;
     case O_UNSUPPORTED:
     case O__COUNT: break;
     }
@@ -490,10 +493,11 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
   o->total_participants_set = set[O_TOTAL_PARTICIPANTS];
   o->num_iter_set = set[O_NUM_ITER];
   if (o->instances > 1) o->keyed = true;
-  /* Scale settings need publishers + subscribers, but Perftest gives a publisher only
-     -numSubscribers and a subscriber only -numPublishers: -totalParticipants, or both
-     counts when the runner gives them (see the role check), or as many on each side as
-     the count given (the study's N x N tests); printed in the effective configuration. */
+  /* Publishers + subscribers (for the peer indices probed with -peer, the DDS teardown at
+     exit and -scaleSettings), but Perftest gives a publisher only -numSubscribers and a
+     subscriber only -numPublishers: -totalParticipants, or both counts when the runner
+     gives them (see the role check), or as many on each side as the count given (the
+     study's N x N tests); printed in the effective configuration. */
   o->both_counts = set[O_NUM_PUBLISHERS] && set[O_NUM_SUBSCRIBERS];
   if (set[O_TOTAL_PARTICIPANTS]) {
   } else if (o->both_counts) {
@@ -501,14 +505,33 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
   } else {
     o->est_participants = 2 * (o->pub ? o->num_subs : o->num_pubs);
   }
-  /* Default (like Perftest on Connext Pro, which batches up to 8192 B): Cyclone's writer
-     batching, a datagram is sent when full (MaxMessageSize) -- batch_size stays -1. Latency
-     test and samples above 4096 B: no batching. Pings are flushed at once in every case. */
-  if (o->batch_size < 0 && (o->latency_test || o->data_len * 2 > 8192)) o->batch_size = 0;
+  /* Batching as Perftest on Connext Pro (RTIDDSImpl.cxx 4.3): -batchSize 8192 by default;
+     none in a latency test, and none when a batch cannot hold two samples (-batchSize below
+     2 x -dataLen). Pings are flushed at once in every case (README). */
+  bool batch_given = o->batch_size >= 0;
+  o->batch_size_set = batch_given;
+  if (o->batch_size < 0) o->batch_size = o->latency_test ? 0 : PT_DEFAULT_BATCH_SIZE;
+  if (o->batch_size > 0 && o->batch_size < 2 * o->data_len) o->batch_size = 0;
   /* Paced publishers send each sample when it is due: a batch would hold it back. */
-  if (o->batch_size < 0 && o->pub_rate > 0) o->batch_size = 0;
+  if (!batch_given && o->pub_rate > 0) o->batch_size = 0;
   if (o->npeers > 0 && o->max_participant_index < 0) {
     int n = o->est_participants > o->peer_index_hint ? o->est_participants : o->peer_index_hint;
     o->max_participant_index = n > 120 ? 120 : n;
   }
+}
+
+int pt_send_queue_size(const pt_options_t *o)
+{
+  return o->send_queue_size > 0 ? o->send_queue_size : PT_DEFAULT_SEND_QUEUE_SIZE;
+}
+
+int pt_samples_per_batch(const pt_options_t *o)
+{
+  int k = o->batch_size > 0 ? o->batch_size / o->data_len : 1;
+  return k > 1 ? k : 1;
+}
+
+long long pt_window_samples(const pt_options_t *o)
+{
+  return (long long)pt_send_queue_size(o) * pt_samples_per_batch(o);
 }

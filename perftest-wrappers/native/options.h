@@ -11,7 +11,9 @@ extern "C" {
 #define PT_MAX_PEERS 256
 #define PT_OVERHEAD_BYTES 28 /* Perftest's minimum -dataLen */
 #define PT_MAX_DATALEN (16 * 1024 * 1024)
-#define PT_LARGE_TEST 20 /* publishers + subscribers above which the scale settings apply */
+#define PT_LARGE_TEST 20 /* publishers + subscribers above which a test is "large" (README) */
+#define PT_DEFAULT_SEND_QUEUE_SIZE 50 /* Perftest's -sendQueueSize (ParameterManager.cxx) */
+#define PT_DEFAULT_BATCH_SIZE 8192    /* Perftest's -batchSize (DEFAULT_THROUGHPUT_BATCH_SIZE) */
 
 typedef enum { FMT_CSV, FMT_JSON, FMT_LEGACY } pt_format_t;
 
@@ -22,7 +24,7 @@ typedef struct {
   bool pub, sub;
   int pid, sid;
   int num_pubs, num_subs;    /* Perftest gives each role the other side's count only */
-  int est_participants;      /* publishers + subscribers as estimated for the scale settings */
+  int est_participants;      /* publishers + subscribers, as estimated (options.c) */
   bool total_participants_set; /* -totalParticipants N gave it */
   bool both_counts;          /* -numPublishers and -numSubscribers both given */
   bool num_iter_set;
@@ -48,8 +50,9 @@ typedef struct {
   pt_format_t format;
   bool cpu;
   const char *latency_file;
-  int batch_size;            /* -1 = not given (0: no batching) */
-  int send_queue_size;       /* -1 = not given */
+  int batch_size;            /* bytes per batch, 0: no batching (resolved as Perftest does) */
+  bool batch_size_set;       /* -batchSize was given */
+  int send_queue_size;       /* -1 = not given (pt_send_queue_size) */
   bool keyed;
   int instances;
   long long pub_rate;         /* -pubRate N: samples/s per publisher, 0 = as fast as possible */
@@ -61,10 +64,11 @@ typedef struct {
   double spdp_interval;      /* -spdpInterval S */
   int max_participant_index; /* -maxParticipantIndex N (unicast discovery) */
   bool print_config;         /* -noPrintConfig clears it */
+  bool scale_settings;       /* -scaleSettings: the discovery tuning of large tests (README) */
 } pt_options_t;
 
-/* More than PT_LARGE_TEST participants: the scale settings apply (heartbeat and SPDP
-   intervals, no DDS teardown at exit). */
+/* More than PT_LARGE_TEST participants: no DDS teardown at exit, and with -scaleSettings the
+   discovery tuning (heartbeat and SPDP intervals; README). */
 static inline bool pt_large_test(const pt_options_t *o)
 {
   return o->est_participants > PT_LARGE_TEST;
@@ -91,6 +95,13 @@ const char *pt_transport_name(const pt_options_t *o);
 
 void pt_set_agent(const char *prog, const char *agent, const char *middleware, const char *readme,
                   const char *spdp_default);
+
+/* The Throughput writer's send window as Perftest sizes it (RTIDDSImpl.cxx): -sendQueueSize
+   (50) samples, or as many batches when batching; a batch holds -batchSize / -dataLen
+   samples (Perftest's own count), so the window is pt_window_samples samples. */
+int pt_send_queue_size(const pt_options_t *o);
+int pt_samples_per_batch(const pt_options_t *o); /* 1 without batching */
+long long pt_window_samples(const pt_options_t *o);
 
 #ifdef __cplusplus
 }

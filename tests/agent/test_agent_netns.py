@@ -150,7 +150,7 @@ def test_never_appearing_and_dying_peers(lab2: NetLab, agent: str, tmp_path: Pat
     _, perr = pub.communicate(timeout=20)
     _, serr = sub0.communicate(timeout=20)
     assert pub.returncode == 1 and "saw 1 of 2 subscribers" in perr and "missing 1" in perr, perr
-    assert "scale settings for 3 participants (-numPublishers + -numSubscribers)" in perr
+    assert "config: 3 participants (-numPublishers + -numSubscribers)" in perr
     assert sub0.returncode == 1 and "vanished before FINISHED: 0" in serr, serr
     # (b) subscriber 1 is killed (SIGKILL) during the run: once all three matched
     errs = {}

@@ -78,5 +78,9 @@ def test_multicast_exchange_with_the_shim_and_its_fanout(lab2: NetLab, agent: st
     if agent_kind.name == "fastdds":
         assert factors[True] <= factors[False] + 0.1, factors
     else:
-        # Throughput dominates h1's traffic: with the default pub1 takes a copy of it too.
-        assert factors[False] >= 1.5 and factors[True] <= 1.25, factors
+        # With the default pub1 takes a copy of every Throughput datagram too. h1 also gets
+        # unicast heartbeats and acknowledgements, one delivery each, more of them the
+        # busier the machine (Perftest's 10 ms heartbeats, halved as windows fill): the
+        # factor without the shim measured 1.74 on a lightly loaded machine, 1.48 under
+        # load, so the bound is relative to the shim's run.
+        assert factors[False] >= factors[True] + 0.3 and factors[True] <= 1.25, factors

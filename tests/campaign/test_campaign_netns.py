@@ -20,7 +20,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from experiments import results
+from experiments import agent_qos, results
 from mcastlab import ledger, paths
 from tests.killcheck import assert_nothing_left, mcastlab_clean, process_tree, runner_ledgers
 
@@ -390,6 +390,24 @@ warmup = 1
 """
 
 
+def _check_agent_qos(run_dir: Path, man: dict, agent: str) -> None:
+    """The manifest's agent_qos: what pub0 and sub0 printed, Perftest's ThroughputQos as the
+    runner runs it (unbatched), the differences, each a row of the agent README's table."""
+    qos = man["agent_qos"]
+    assert not qos["missing"] and qos["uniform"] and not qos["perftest_batching"], qos
+    for role, name in (("publisher", "pub0"), ("subscriber", "sub0")):
+        stderr = (run_dir / "agents" / f"{name}.stderr").read_text()
+        assert qos[role] == agent_qos.parse(stderr), role
+    assert qos["perftest"] == agent_qos.reference(batching=False)
+    assert qos["publisher"]["writer.send_window"] == "50 samples"
+    assert qos["publisher"]["writer.heartbeat_period"] == "10 ms"
+    readme = (paths.REPO_ROOT / "perftest-wrappers" / agent / "README.md").read_text()
+    table = readme.split("## Perftest's ThroughputQos", 1)[1].split("\n## ", 1)[0]
+    for role in ("publisher", "subscriber"):
+        for key in qos["differences"][role]:
+            assert f"| `{key}` |" in table, (agent, key, qos["differences"][role][key])
+
+
 def test_two_implementations_run_by_run(tmp_path: Path) -> None:
     """Issue 13: [matrix] agents runs each run once per implementation on the same network
     and placement; each run records its agent; the report pairs the implementations."""
@@ -414,6 +432,7 @@ def test_two_implementations_run_by_run(tmp_path: Path) -> None:
         exe = paths.NATIVE_AGENT if cfg["agent"] == "native" else paths.FASTDDS_AGENT
         assert man["agent"]["kind"] == cfg["agent"] and man["agent"]["executable"] == str(exe)
         assert {c["argv"][0] for c in man["commands"].values()} == {str(exe)}
+        _check_agent_qos(run_dir, man, cfg["agent"])
         cfgs[(cfg["agent"], cfg["mode"])] = cfg
     for mode in ("unicast", "multicast"):
         a, b = cfgs[("native", mode)], cfgs[("fastdds", mode)]
