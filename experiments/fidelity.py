@@ -14,8 +14,8 @@ Two kinds of run, two sets of questions:
   the :class:`Thresholds`; else ``network``-bound.
 * **CPU-limited hosts** (``cpu = C``: machines of fixed capacity,
   :mod:`topologies.cpulimit`): (a) *was the emulator faithful?* — every host got its
-  allocation whenever it could use it (``starved_share``: time its runnable tasks got no
-  CPU in periods it did not use its whole quota), the network plane kept up (a 1 ms timer
+  allocation whenever it could use it (``shortfall_share``: how much less than its
+  allocation a host that always had work got), the network plane kept up (a 1 ms timer
   outside the hosts, softnet backlog drops); if not, ``host``-bound: testbed-bound, no
   verdict. (b) *was an emulated host saturated?* — throttling, socket drops inside it,
   late timers inside it, a paced rate not reached: properties of the emulated machine,
@@ -36,7 +36,8 @@ Window metrics (``metrics``; per host in ``per_host``):
   router's) namespace: whether the machine left the emulator its share.
 - ``softnet_drop_share``: packets the kernel dropped at full per-CPU backlogs
   (``/proc/net/softnet_stat``) / packets processed.
-- ``throttled_share``, ``starved_share``, ``allocation_share``: CPU-limited hosts (worst host;
+- ``throttled_share``, ``shortfall_share``, ``starved_share``, ``allocation_share``: CPU-limited
+  hosts with agents (worst host;
   :func:`topologies.cpulimit.window_shares`).
 - ``pub_rate_achieved_share``: paced runs, publication rate achieved / requested.
 - ``capture_drop_share``: packets tcpdump lost in the kernel / packets it received: a
@@ -106,7 +107,7 @@ class Thresholds(BaseModel):
     max_throttled_share: float = Field(default=0.5, ge=0, le=1, allow_inf_nan=False)
     min_pub_rate_share: float = Field(default=0.95, ge=0, le=1, allow_inf_nan=False)
     # --- the emulator (CPU-limited hosts) ---
-    max_starved_share: float = Field(default=0.05, ge=0, le=1, allow_inf_nan=False)
+    max_allocation_shortfall: float = Field(default=0.05, ge=0, le=1, allow_inf_nan=False)
     max_plane_wakeup_p99_us: float = Field(default=5000.0, gt=0, le=1e7, allow_inf_nan=False)
     max_softnet_drop_share: float = Field(default=0.001, ge=0, le=1, allow_inf_nan=False)
 
@@ -133,8 +134,8 @@ SATURATION_CHECKS: dict[str, Check] = {
     k: v for k, v in HOST_CHECKS.items() if k != "cpu_pressure_some_share"}
 # ... and what makes the emulator unfaithful (host-bound).
 EMULATOR_CHECKS: dict[str, Check] = {
-    "starved_share": ("a host got no CPU within its allocation", "{:.1%} of the window",
-                      "max_starved_share", "max"),
+    "shortfall_share": ("a host that always had work got less than its allocation",
+                        "{:.1%} less", "max_allocation_shortfall", "max"),
     "plane_wakeup_p99_us": ("timer wake-up latency p99 outside the hosts", "{:.0f} µs",
                             "max_plane_wakeup_p99_us", "max"),
     "softnet_drop_share": ("packets dropped at full kernel backlogs", "{:.2%}",
@@ -168,7 +169,7 @@ def judge_limited(metrics: dict[str, float | None], th: Thresholds
     ``host`` when the emulator failed, else ``saturated`` or ``network``.
 
     >>> judge_limited({"throttled_share": 0.98, "socket_drop_share": 0.01,
-    ...                "starved_share": 0.0}, Thresholds())
+    ...                "shortfall_share": 0.0}, Thresholds())
     ('saturated', [], ['CFS periods throttled: 98% (limit 50%)'])
     """
     emulator = _crossed(metrics, th, EMULATOR_CHECKS)
@@ -435,7 +436,7 @@ class Monitor:
              "pub_rate_achieved_share"])
         if self.cpu is not None:
             metrics.update(dict.fromkeys(
-                ["starved_share", "allocation_share", "plane_wakeup_p99_us",
+                ["shortfall_share", "starved_share", "allocation_share", "plane_wakeup_p99_us",
                  "softnet_drop_share", "ksoftirqd_delay_share"]))
         per_host: dict[str, dict[str, float | None]] = {h: {} for h in self.hosts}
         window = None
@@ -501,7 +502,7 @@ class Monitor:
                 out["saturation_text"] = saturation_text(cores, metrics)
             out["emulator"] = {"faithful": not emulator, "reasons": emulator,
                                "hosts": self.cpu.describe()}
-            if metrics.get("starved_share") is None:
+            if window and metrics.get("shortfall_share") is None:
                 self.notes.append("the hosts' allocation was not verified: no cgroup v2 CPU "
                                   "time and pressure on this machine")
         warnings = list(self.notes)
@@ -519,7 +520,7 @@ class Monitor:
         from topologies.cpulimit import window_shares
 
         worst: dict[str, list[float]] = {"throttled_share": [], "starved_share": [],
-                                         "allocation_share": []}
+                                         "shortfall_share": [], "allocation_share": []}
         for h, cores in self.cpu.cores.items():
             a, b = self._cpu0.get(h), self._cpu1.get(h)
             if a is None or b is None:
@@ -536,6 +537,8 @@ class Monitor:
             metrics["throttled_share"] = max(worst["throttled_share"])
         if worst["starved_share"]:
             metrics["starved_share"] = max(worst["starved_share"])
+        if worst["shortfall_share"]:
+            metrics["shortfall_share"] = max(worst["shortfall_share"])
         if worst["allocation_share"]:
             metrics["allocation_share"] = min(worst["allocation_share"])
         p99, _mx = self._wakeup(PLANE, f"outside the hosts ({self.plane_node})")

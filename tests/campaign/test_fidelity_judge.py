@@ -27,6 +27,7 @@ def test_a_saturated_host_that_got_its_quota_is_not_starved() -> None:
     assert s["allocation_share"] == pytest.approx(1.0)
     assert s["throttled_share"] == pytest.approx(0.99)
     assert s["starved_share"] is not None and s["starved_share"] < 0.01
+    assert s["shortfall_share"] == 0.0
 
 
 def test_an_oversubscribed_host_is_starved() -> None:
@@ -34,6 +35,17 @@ def test_an_oversubscribed_host_is_starved() -> None:
     s = window_shares(ZERO, end, 0.9, 10.0)
     assert s["allocation_share"] == pytest.approx(0.72)
     assert s["starved_share"] == pytest.approx(0.28)
+    assert s["shortfall_share"] == pytest.approx(0.28)
+
+
+def test_a_lightly_loaded_host_that_waits_at_wake_ups_is_not_short() -> None:
+    # measured: a host with one subscriber beside saturated ones, 0.05 core used, waiting
+    # for a CPU at its wake-ups 5% of the time, idle the rest
+    end = Counters(1000, 5, 1e4, 0.05 * 10e6, 0.5e6, 0.5e6)
+    s = window_shares(ZERO, end, 0.4, 10.0)
+    assert s["starved_share"] == pytest.approx(0.05, abs=0.001)
+    assert s["idle_share"] is not None and s["idle_share"] > 0.8
+    assert s["shortfall_share"] == 0.0
 
 
 def test_no_cgroup_v2_means_not_measured() -> None:
@@ -41,11 +53,12 @@ def test_no_cgroup_v2_means_not_measured() -> None:
     s = window_shares(ZERO, end, 0.4, 10.0)
     assert s["throttled_share"] == pytest.approx(0.5)
     assert s["starved_share"] is None and s["allocation_share"] is None
+    assert s["shortfall_share"] is None
 
 
 def test_saturation_is_reported_not_judged() -> None:
     m = {"throttled_share": 0.98, "socket_drop_share": 0.0104, "wakeup_p99_us": 12000.0,
-         "starved_share": 0.01, "plane_wakeup_p99_us": 900.0, "softnet_drop_share": 0.0,
+         "shortfall_share": 0.01, "plane_wakeup_p99_us": 900.0, "softnet_drop_share": 0.0,
          "cpu_pressure_some_share": 1.0}
     bound, emulator, saturation = fidelity.judge_limited(m, fidelity.Thresholds())
     assert bound == "saturated" and emulator == []
@@ -57,12 +70,12 @@ def test_saturation_is_reported_not_judged() -> None:
 
 
 @pytest.mark.parametrize(("key", "value", "words"), [
-    ("starved_share", 0.2, "no CPU within its allocation"),
+    ("shortfall_share", 0.2, "less than its allocation"),
     ("plane_wakeup_p99_us", 20000.0, "outside the hosts"),
     ("softnet_drop_share", 0.01, "kernel backlogs"),
 ])
 def test_an_unfaithful_emulator_is_host_bound(key: str, value: float, words: str) -> None:
-    m = {"throttled_share": 0.2, "starved_share": 0.0, "plane_wakeup_p99_us": 500.0,
+    m = {"throttled_share": 0.2, "shortfall_share": 0.0, "plane_wakeup_p99_us": 500.0,
          "softnet_drop_share": 0.0, key: value}
     bound, emulator, saturation = fidelity.judge_limited(m, fidelity.Thresholds())
     assert bound == "host", emulator

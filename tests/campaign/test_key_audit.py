@@ -45,7 +45,7 @@ BASE: dict[str, Any] = {
 # Metrics just on one side of every default fidelity threshold, so moving a threshold
 # across them changes the verdict's reasons.
 METRICS = {"socket_drop_share": 0.05, "cpu_pressure_some_share": 0.9, "wakeup_p99_us": 10000.0,
-           "throttled_share": 0.6, "pub_rate_achieved_share": 0.9, "starved_share": 0.06,
+           "throttled_share": 0.6, "pub_rate_achieved_share": 0.9, "shortfall_share": 0.06,
            "plane_wakeup_p99_us": 6000.0, "softnet_drop_share": 0.002}
 
 # key -> (value to set, layer that must change). Dotted keys are set in BASE.
@@ -98,7 +98,7 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "fidelity.max_wakeup_p99_us": (20000.0, "fidelity"),
     "fidelity.max_throttled_share": (0.9, "fidelity"),
     "fidelity.min_pub_rate_share": (0.5, "fidelity"),
-    "fidelity.max_starved_share": (0.5, "fidelity"),
+    "fidelity.max_allocation_shortfall": (0.5, "fidelity"),
     "fidelity.max_plane_wakeup_p99_us": (20000.0, "fidelity"),
     "fidelity.max_softnet_drop_share": (0.5, "fidelity"),
     "resources": (False, "runs"),  # the resource table is sampled or not

@@ -63,7 +63,7 @@ def main() -> int:
             m = fid["metrics"]
             inside = max(v["wakeup_p99_us"] or 0 for v in fid["per_host"].values())
             print(f"{name}: saturated 4 x 0.4: allocation {m['allocation_share']:.3f} (worst), "
-                  f"throttled {m['throttled_share']:.0%}, starved {m['starved_share']:.1%}, "
+                  f"throttled {m['throttled_share']:.0%}, short {m['shortfall_share']:.1%}, "
                   f"timer p99 inside {inside / 1000:.1f} ms, outside "
                   f"{(m['plane_wakeup_p99_us'] or 0) / 1000:.1f} ms; bound {fid['bound']}",
                   flush=True)
