@@ -107,7 +107,12 @@ class Thresholds(BaseModel):
     max_throttled_share: float = Field(default=0.5, ge=0, le=1, allow_inf_nan=False)
     min_pub_rate_share: float = Field(default=0.95, ge=0, le=1, allow_inf_nan=False)
     # --- the emulator (CPU-limited hosts) ---
-    max_allocation_shortfall: float = Field(default=0.05, ge=0, le=1, allow_inf_nan=False)
+    # Measured (4 hosts x 0.4 core pinned to 2 CPUs, study matrix 1-25, 24 runs): hosts
+    # that always had work got 2.6-5.2% less than their allocation (the kernel's own work
+    # on their CPU); 3 hosts x 0.9 core on 2 CPUs: 55% less; one unlimited busy loop
+    # beside the hosts: 80% less. 10% lies well between.
+    max_allocation_shortfall: float = Field(default=0.10, ge=0, le=1, allow_inf_nan=False)
+    # Measured in the same 24 runs: 0.39-1.74 ms; loaded as above: 8.7-9.2 ms.
     max_plane_wakeup_p99_us: float = Field(default=5000.0, gt=0, le=1e7, allow_inf_nan=False)
     max_softnet_drop_share: float = Field(default=0.001, ge=0, le=1, allow_inf_nan=False)
 
