@@ -224,14 +224,19 @@ def load_campaign(path: str | Path) -> Campaign:
 
 
 def fidelity_row(fid: object) -> dict[str, object]:
-    """``fidelity_bound`` (network | host | unknown) and ``fidelity_reasons`` of a run's
-    manifest ``fidelity`` record (experiments/fidelity.py); runs recorded before the
-    monitor existed are ``unknown``, never taken as network-bound."""
-    if not isinstance(fid, dict) or fid.get("bound") not in ("network", "host"):
-        return {"fidelity_bound": "unknown", "fidelity_reasons": ""}
+    """``fidelity_bound`` (network | saturated | host | unknown), ``fidelity_reasons`` (why
+    host-bound) and ``fidelity_saturation`` (how CPU-limited hosts were saturated) of a
+    run's manifest ``fidelity`` record (experiments/fidelity.py). ``saturated`` runs had
+    faithful emulation of saturated fixed-capacity hosts: they give verdicts. Runs
+    recorded before the monitor existed are ``unknown``, never taken as network-bound."""
+    if not isinstance(fid, dict) or fid.get("bound") not in ("network", "saturated", "host"):
+        return {"fidelity_bound": "unknown", "fidelity_reasons": "",
+                "fidelity_saturation": "", "fidelity_warnings": ""}
     reasons = fid.get("reasons") or []
     return {"fidelity_bound": fid["bound"],
-            "fidelity_reasons": "; ".join(str(r) for r in reasons)}
+            "fidelity_reasons": "; ".join(str(r) for r in reasons),
+            "fidelity_saturation": str(fid.get("saturation_text") or ""),
+            "fidelity_warnings": "; ".join(str(w) for w in fid.get("warnings") or [])}
 
 
 def _totals(records: object, *keys: str) -> list[int] | None:

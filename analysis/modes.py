@@ -285,6 +285,43 @@ def mark_testbed_bound(v: ModeVerdict, reasons: list[str]) -> None:
     v.reason = "testbed-bound: a run was host-bound"
 
 
+MAX_RUNS_ESTIMATE = 50  # beyond this a cell is called "not decidable by repetition alone"
+
+
+def runs_to_decide(v: ModeVerdict) -> int | None:
+    """Runs per mode that would decide an undecided cell if the modes' run values kept their
+    observed mean and spread: the smallest n at which either the difference or the
+    equivalence test would pass at α / family (Bonferroni: an upper bound for Holm). None
+    when no n up to MAX_RUNS_ESTIMATE would (the change sits at the margin), or the cell
+    has no two runs per mode to estimate the spread from.
+
+    >>> v = ModeVerdict("latency", UNDECIDED, "median", {"unicast": 3, "multicast": 3},
+    ...                 {"unicast": [100.0, 120.0, 80.0], "multicast": [85.0, 100.0, 70.0]},
+    ...                 (0, 0, 0), family=1)
+    >>> runs_to_decide(v)
+    13
+    """
+    u, mc = v.run_values.get("unicast", []), v.run_values.get("multicast", [])
+    if min(len(u), len(mc)) < MIN_RUNS or not all(x > 0 for x in u + mc):
+        return None
+    lu, lm = np.log(np.asarray(u, dtype=float)), np.log(np.asarray(mc, dtype=float))
+    d = abs(float(lm.mean() - lu.mean()))
+    va, vb = float(lu.var(ddof=1)), float(lm.var(ddof=1))
+    delta = math.log1p(v.margin)
+    alpha = v.alpha / max(v.family, 1)
+    for n in range(max(len(u), len(mc), MIN_RUNS), MAX_RUNS_ESTIMATE + 1):
+        se = math.sqrt((va + vb) / n)
+        if se == 0.0:
+            return n
+        df = (va + vb) ** 2 / ((va**2 + vb**2) / (n - 1)) if va + vb > 0 else math.inf
+        t = sps.t(df)
+        if d / se > float(t.ppf(1.0 - alpha / 2.0)):
+            return n  # the difference
+        if d < delta and (delta - d) / se > float(t.ppf(1.0 - alpha)):
+            return n  # the equivalence (TOST: both one-sided tests)
+    return None
+
+
 def runs_needed(verdicts: list[ModeVerdict]) -> int:
     """Repetitions per mode to recommend: ≥ 5 (run-level intervals hold there), more when a
     tested cell's interval is still wider than the margin."""

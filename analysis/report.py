@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +82,10 @@ def _where(analysis: Analysis, pair: Pair) -> str:
     return f"{pair.label} {pair.agent}" if len(analysis.agents) > 1 else pair.label
 
 
+# The reasons experiments/fidelity.py gives when the emulator failed CPU-limited hosts.
+EMULATOR_REASONS = (r"less than its allocation|outside the hosts|full kernel backlogs")
+
+
 def fidelity_summary(analysis: Analysis) -> str:
     """The report's first paragraph: how many runs the testbed, not the network, bound,
     and how many repetitions the verdicts rest on."""
@@ -92,19 +97,45 @@ def fidelity_summary(analysis: Analysis) -> str:
     if host:
         where = sorted({_where(analysis, p) for p in analysis.pairs if p.testbed_bound},
                        key=lambda s: int(s.split("×")[0]))
-        lines.append(
-            f"**{host} of {n} runs were host-bound**: the emulator's CPUs, not the network, "
-            f"limited them (socket drops, CPU pressure, late timers or a publication rate "
-            f"not reached; manifest `fidelity`). Comparisons with such a run are reported as "
-            f"*testbed-bound*, with their reasons, never as a verdict: {', '.join(where)}. "
-            "To measure the network there: fewer participants per core, a lower `pub_rate` "
-            "(offered load), CPU-limited hosts, or more machines.")
+        reasons = " ".join(runs.loc[bound == "host", "fidelity_reasons"].astype(str))
+        if re.search(EMULATOR_REASONS, reasons):  # CPU-limited hosts: the emulator failed
+            lines.append(
+                f"**{host} of {n} runs were host-bound**: the emulator did not keep its "
+                f"promise to the CPU-limited hosts (a host got less than its allocation, or "
+                f"the network plane outside the hosts fell behind; manifest `fidelity`). "
+                f"Comparisons with such a run are reported as *testbed-bound*, with their "
+                f"reasons, never as a verdict: {', '.join(where)}. To make the emulation "
+                "faithful there: smaller or fewer hosts (`cpu`), hosts pinned to CPUs "
+                "(`cpu_pin`), no other load on the machine, or more machines.")
+        else:
+            lines.append(
+                f"**{host} of {n} runs were host-bound**: the emulator's CPUs, not the "
+                f"network, limited them (socket drops, CPU pressure, late timers or a "
+                f"publication rate not reached; manifest `fidelity`). Comparisons with such "
+                f"a run are reported as *testbed-bound*, with their reasons, never as a "
+                f"verdict: {', '.join(where)}. To measure the network there: fewer "
+                "participants per core, a lower `pub_rate` (offered load), CPU-limited "
+                "hosts, or more machines.")
     else:
         lines.append(f"No run of the {n} was host-bound" + (
             f" ({unknown} were recorded without the fidelity monitor: unknown)" if unknown
             else "") + ".")
     if unknown and host:
         lines.append(f"{unknown} runs were recorded without the fidelity monitor (unknown).")
+    saturated = runs[bound == "saturated"]
+    if len(saturated):
+        example = str(saturated["fidelity_saturation"].iloc[-1])
+        lines.append(
+            f"{len(saturated)} of {n} runs had **saturated hosts** under faithful emulation: "
+            "the emulated hosts are machines of fixed capacity (CPU-limited) and each got its "
+            "allocation, so their saturation is a property of the emulated machines, as of "
+            f"the study's own VMs, and these runs give verdicts (e.g. {example}).")
+    warned = runs[runs.get("fidelity_warnings", pd.Series("", index=runs.index))
+                  .fillna("").astype(str) != ""]
+    if len(warned):
+        items = [f"{r.run_id}: {r.fidelity_warnings}" for r in warned.itertuples()][:5]
+        lines.append(f"Fidelity warnings in {len(warned)} run(s): " + " | ".join(items)
+                     + (" …" if len(warned) > 5 else ""))
     lines.append(repetitions_summary(analysis))
     return "\n".join(lines) + "\n"
 

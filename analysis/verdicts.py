@@ -97,7 +97,7 @@ def test_cell(pair: Pair, metric: str, unit: str) -> str:
         return within
     if verdict.outcome == modes.TESTBED_BOUND:
         return within
-    text = f"{verdict.qualifier()}."
+    text = f"{to_decide(verdict)}{verdict.qualifier()}."
     tail = pair.tails.get(metric)
     if tail is not None and tail.testable:
         text += f" Tail: {tail.outcome} ({tail.qualifier()})."
@@ -416,14 +416,32 @@ def testbed_note(pair: Pair) -> str:
 
 
 def fidelity_cell(pair: Pair) -> str:
-    """'network-bound', 'testbed-bound (k of n runs host-bound)' or 'unknown'."""
+    """'network-bound', 'faithful, hosts saturated (k of n runs)', 'testbed-bound (k of n
+    runs host-bound)' or 'unknown'."""
     bounds = [b for bs in pair.fidelity.values() for b in bs]
     host = sum(b == "host" for b in bounds)
     if host:
         return f"testbed-bound ({host} of {len(bounds)} runs host-bound)"
     if any(b == "unknown" for b in bounds):
         return "fidelity unknown (runs made without the monitor)"
+    saturated = sum(b == "saturated" for b in bounds)
+    if saturated:
+        return f"faithful, hosts saturated ({saturated} of {len(bounds)} runs)"
     return "network-bound"
+
+
+def to_decide(verdict: modes.ModeVerdict | None) -> str:
+    """For an undecided cell, how many runs per mode would decide it at the spread its runs
+    showed (:func:`analysis.modes.runs_to_decide`); empty otherwise."""
+    if verdict is None or verdict.outcome != modes.UNDECIDED:
+        return ""
+    n = modes.runs_to_decide(verdict)
+    if n is not None:
+        return f"About {n} runs per mode would decide it at the spread its runs showed. "
+    if min(verdict.runs.values(), default=0) < modes.MIN_RUNS:
+        return f"At least {modes.MIN_RUNS} runs per mode are needed to decide it. "
+    return (f"No run count up to {modes.MAX_RUNS_ESTIMATE} per mode would decide it at this "
+            "spread: the change sits at the equivalence margin. ")
 
 
 def verdict_table(analysis: Analysis) -> pd.DataFrame:

@@ -164,7 +164,8 @@ def start(net: Any, points: dict[str, tuple[str, str]], out_dir: Path, snaplen: 
             argv = tcpdump_argv(ifname, Path(where), snaplen, ring_files, ring_mb, expression,
                                 buffer_kib, nice)
             with log.open("wb") as lf:
-                proc = net.popen(node, argv, stdout=lf, stderr=lf)
+                # the capture is apparatus: outside a CPU-limited host's allocation
+                proc = net.popen(node, argv, stdout=lf, stderr=lf, host_cpu=False)
             cap.points.append(_Point(name, node, ifname, proc, log, pcap))
             ips = (local_ips or {}).get(name) or _local_ips(net, node, ifname)
             meta[name] = {"node": node, "ifname": ifname, "ips": ips,

@@ -71,7 +71,10 @@ class Lab:
         return _run(["ip", "netns", "exec", ns, *argv], check=check).stdout
 
     def popen(self, ns: str | None, argv: list[str], env: dict[str, str] | None = None,
-              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+              host_cpu: bool = True) -> subprocess.Popen[bytes]:
+        """Start argv in namespace ``ns`` (None: the root namespace), recorded in the
+        ledger. ``host_cpu`` is the network's signature; this lab limits no CPU."""
         full = argv if ns is None else ["ip", "netns", "exec", ns, *argv]
         # `ip netns exec` execs (no fork), so the recorded pid is argv's.
         p = self.ledger.spawn(full, ns or "root", Path(argv[0]).name, stdout=stdout,

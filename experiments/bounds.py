@@ -62,8 +62,10 @@ def worst_latency_samples(sc: Scenario) -> tuple[int, str, str] | None:
     m = sc.matrix
     worst: tuple[int, str, str] | None = None
     for test in m.tests:
-        for lcount, rate in matrix.test_points(sc, test):
+        for base_lcount, rate in matrix.test_points(sc, test):
             for pubs, subs in m.count_pairs():
+                lcount = (base_lcount if test == "latency"
+                          else m.latency_count_of(pubs, subs, base_lcount))
                 secs = m.execution_time_of(pubs, subs)
                 num_iter = (m.iterations(test) or iterations_for(secs)
                             or DEFAULT_NUM_ITER[test])

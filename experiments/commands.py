@@ -103,8 +103,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     for r in st["runs"]:
         d = r.get("duration_s")
         fid = r.get("fidelity") or {}
-        bound = {"network": "[green]network[/]", "host": "[red]host-bound[/]"}.get(
-            fid.get("bound", ""), "")
+        bound = {"network": "[green]network[/]", "host": "[red]host-bound[/]",
+                 "saturated": "[yellow]saturated hosts[/]"}.get(fid.get("bound", ""), "")
         table.add_row(r["id"], f"[{style[r['status']]}]{r['status']}[/]", bound,
                       str(r["attempts"]),
                       f"{d:.0f} s" if isinstance(d, int | float) else "",

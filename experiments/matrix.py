@@ -207,6 +207,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
          mode, disc) = point
         if not _in_design(sc, (tname, pname, rel, kind, fan, same_host), baseline):
             continue
+        if test != "latency":
+            lcount = m.latency_count_of(pubs, subs, lcount)
         parts = [sc.topology.name, "rel" if rel == "reliable" else "be", _size(dlen)]
         if test == "latency":
             parts.insert(1, "rtt")

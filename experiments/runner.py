@@ -52,6 +52,12 @@ def _no(_host: str) -> bool:
     return False
 
 
+def _plane_node(net: Any) -> str | None:
+    """A node outside every host, for the fidelity monitor's timer outside the hosts."""
+    nodes = [*getattr(net, "switches", []), *getattr(net, "routers", [])]
+    return nodes[0] if nodes else None
+
+
 class RunFailed(Exception):
     """A run that did not produce usable results; the message is the recorded reason."""
 
@@ -419,7 +425,7 @@ class CampaignRunner:
                 monitor = fidelity.Monitor(
                     net, agent_hosts, work / "logs",
                     fidelity.Thresholds.from_dict(cfg.get("fidelity")),
-                    cgroups=getattr(net, "cpu_stat_files", dict)())
+                    cpu=net.cpu_limits(), plane_node=_plane_node(net))
                 prog.set_phase(f"starting {len(specs)} agents")
                 out["commands"] = {s.name: {"host": s.host, "argv": s.argv} for s in specs}
                 t_start = time.monotonic()
@@ -525,6 +531,11 @@ class CampaignRunner:
             if fid["bound"] == "host":
                 prog.log(f"{cfg['run_id']}: HOST-BOUND, the testbed could not keep up: "
                          + "; ".join(fid["reasons"]) + " (manifest: fidelity)")
+            elif fid["bound"] == "saturated":
+                prog.log(f"{cfg['run_id']}: {fid['saturation_text']} (a property of the "
+                         "emulated machines; manifest: fidelity)")
+            for w in fid["warnings"]:
+                prog.log(f"{cfg['run_id']}: warning: {w}")
         out["stderr_tails"] = {n: _tail(work / "agents" / f"{n}.stderr")
                                for n, c in exit_codes.items() if c != 0}
         out["fanout"] = self._fanout_evidence(cfg, work / "agents", exit_codes)

@@ -209,6 +209,11 @@ class Matrix(_Strict):
     )
     data_len: list[int] = Field(default_factory=lambda: [100])
     latency_count: list[int] = Field(default_factory=lambda: [1000])
+    # Another ping interval for some counts, keyed like execution_time_by_count (with one
+    # latency_count only): publisher 0 sends 1/N of the samples of N publishers, so at
+    # 75x75 "a ping every 1000 samples" gives a few pings per run; a ping every 1000 samples
+    # *of the whole test* is latency_count = 1000 / publishers.
+    latency_count_by_count: dict[str, int] = Field(default_factory=dict)
     # throughput: Perftest's throughput test (pings every latency_count samples);
     # latency: -latencyTest, round trips one at a time.
     tests: list[Literal["throughput", "latency"]] = Field(default_factory=lambda: ["throughput"])
@@ -345,6 +350,17 @@ class Matrix(_Strict):
             if secs < 1 or secs > MAX_EXECUTION_TIME_S:
                 raise ValueError(f"execution_time_by_count.{key}: got {secs}; allowed: "
                                  f"1..{MAX_EXECUTION_TIME_S} seconds")
+        if self.latency_count_by_count and len(self.latency_count) > 1:
+            raise ValueError("latency_count_by_count needs a single latency_count (it "
+                             f"replaces it for some counts); got latency_count = "
+                             f"{self.latency_count}")
+        for key, lc in self.latency_count_by_count.items():
+            if key not in keys:
+                raise ValueError(f"latency_count_by_count: no count {key!r} in the matrix; "
+                                 f"allowed: {', '.join(sorted(keys, key=_count_order))}")
+            if lc < 1 or lc > 10**9:
+                raise ValueError(f"latency_count_by_count.{key}: got {lc}; allowed: "
+                                 "1..1000000000")
         for key, reps in self.repetitions_by_count.items():
             if key not in keys:
                 raise ValueError(f"repetitions_by_count: no count {key!r} in the matrix; "
@@ -361,6 +377,10 @@ class Matrix(_Strict):
         """The run length of one count pair (execution_time_by_count, else execution_time)."""
         return _by_count(self.execution_time_by_count, publishers, subscribers,
                          self.execution_time)
+
+    def latency_count_of(self, publishers: int, subscribers: int, default: int) -> int:
+        """The ping interval of one count pair (latency_count_by_count, else ``default``)."""
+        return _by_count(self.latency_count_by_count, publishers, subscribers, default)
 
     def repetitions_of(self, publishers: int, subscribers: int) -> int:
         """Repetitions of one count pair (repetitions_by_count, else repetitions)."""
@@ -675,6 +695,8 @@ def validate(path: Path | str, *, check_machine: bool = True, quick: bool = Fals
         if why:
             raise ScenarioError(path, "matrix.fanout", why)
         for vname, spec in specs.items():
+            _check_cpu_capacity(path, sc, vname, spec)
+        for vname, spec in specs.items():
             missing = list(topologies.missing_capabilities(spec))
             if missing:
                 where = f" (variant {vname})" if vname else ""
@@ -708,6 +730,19 @@ def _needing_key(sc: Scenario, vname: str, spec: Any) -> str:
                          if vname and param in sc.topology.variants[vname] else "topology.params")
                 return f"{where}.{param}"
     return "topology"
+
+
+def _check_cpu_capacity(path: Path, sc: Scenario, vname: str, spec: Any) -> None:
+    """CPU-limited hosts the kernel can set up and this machine can honour with the
+    emulator's own share left (topologies.cpulimit.spec_problem), else refused naming the
+    numbers."""
+    from topologies import cpulimit
+
+    why = cpulimit.spec_problem(spec)
+    if why:
+        key = ("topology.variants." + vname if vname and "cpu" in sc.topology.variants[vname]
+               else "topology.params") + ".cpu"
+        raise ScenarioError(path, key, why)
 
 
 def _check_against(path: Path, sc: Scenario, spec: Any) -> None:

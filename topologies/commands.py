@@ -132,6 +132,12 @@ def cmd_probe(args: argparse.Namespace) -> int:
         for m in missing:
             print(f"mcastlab probe: {m}", file=sys.stderr)
         return 2
+    from topologies import cpulimit
+
+    why = cpulimit.spec_problem(spec)
+    if why:
+        print(f"mcastlab probe: --param cpu: {why}", file=sys.stderr)
+        return 2
     hosts = topologies.host_names(spec)
     members = ([h for h in hosts if h != args.sender] if args.members == "all"
                else [m.strip() for m in args.members.split(",") if m.strip()])

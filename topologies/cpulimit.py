@@ -1,32 +1,58 @@
-"""CPU-limited emulated hosts: a CFS bandwidth limit per host, on cgroup v1 or v2.
+"""CPU-limited emulated hosts: each host a machine of fixed capacity, on cgroup v1 or v2.
 
-An emulated host then models a machine of fixed capacity (as the study's VMs were), and
-runs on differently sized machines become comparable (Mininet-HiFi's CPU isolation).
-``cpu`` is in cores: 0.5 lets the host's processes use half of one core's time per
-100 ms period, whatever the machine has. (Mininet's ``CPULimitedHost.setCPUFrac`` takes a
-fraction of the *whole machine*; measured here, 0.2 gave 0.40 of a core on 2 cores. This
-module's unit does not depend on the machine.)
+A host with ``cpu = C`` may use C cores' worth of CPU time per CFS period, whatever the
+machine has (Mininet-HiFi's CPU isolation; DieCast's scaled machines). Saturating such a
+host is then a property of the emulated machine, as it is of a real one, and the fidelity
+monitor (experiments/fidelity.py) checks the other thing: that the emulator gave each
+host its allocation whenever the host could use it.
 
-- cgroup v1 (the project's machines): ``/sys/fs/cgroup/cpu/mcastlab-<tag>/<host>/``,
-  ``cpu.cfs_period_us`` and ``cpu.cfs_quota_us``; counters in ``cpu.stat``.
-- cgroup v2 (Debian 12 and Ubuntu 22.04+ defaults): ``/sys/fs/cgroup/mcastlab-<tag>/<host>/``
-  with ``cpu.max`` (``+cpu`` enabled in the parent's ``cgroup.subtree_control``).
+- **Period.** CFS bandwidth control stops a host that used its quota until the period
+  ends. With a 100 ms period a saturated 0.4-core host stood still for up to 60 ms at a
+  time (a 1 ms timer inside it fired 36.5 ms late at the 99th percentile), longer than the
+  latencies the study measured; the default here is 10 ms (``cpu_period_us``), the
+  smallest period whose quota stays above the kernel's 1 ms minimum down to 0.1 core.
+- **Pinning** (``cpu_pin``): each host's processes may also be confined to one CPU
+  (cpuset), hosts dealt round-robin over the CPUs; the host then never runs on two CPUs at
+  once, as a one-core machine, and its throttled time is wall time.
+- **What the counters are.** Throttling (periods, throttled periods, throttled time) comes
+  from the CPU controller; CPU time used and pressure (PSI: time some / all of the host's
+  runnable tasks waited for a CPU) from cgroup v2, which on a v1 machine is mounted beside
+  it (``/sys/fs/cgroup/unified``): every host joins a cgroup in each hierarchy.
+- **Realtime runtime.** With ``CONFIG_RT_GROUP_SCHED`` (v1), a cgroup has no realtime
+  runtime unless given some, and ``cyclictest`` (the wake-up sampler) exits at start when
+  its privilege check (``sched_setscheduler(SCHED_FIFO)``) fails. Each host gets
+  ``RT_RUNTIME_US`` per second; the samplers themselves run at SCHED_OTHER.
+
+Layout: v1 ``/sys/fs/cgroup/{cpu,cpuset,unified}/mcastlab-<tag>/<host>/``; v2
+``/sys/fs/cgroup/mcastlab-<tag>/<host>/`` with ``cpu.max`` (and ``cpuset.cpus``).
 
 Every cgroup is recorded in the testbed's ledger before it is made; teardown and
-``mcastlab clean`` remove exactly those (rmdir, once their processes are gone). A
-process joins its host's cgroup before it executes (``preexec``), so no instruction of it
-runs unlimited.
+``mcastlab clean`` remove exactly those (rmdir, children first, once their processes are
+gone). A process joins its host's cgroups before it executes (``preexec``), so no
+instruction of it runs unlimited.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-PERIOD_US = 100_000
+PERIOD_US = 10_000  # default CFS period (see the module docstring)
+MIN_QUOTA_US = 1_000  # the kernel refuses a smaller cfs quota
+RT_RUNTIME_US = 10_000  # realtime runtime per host per second (RT group scheduling only)
+# CPU time the emulator itself needs beside the hosts, in cores: switch forwarding and the
+# receivers' UDP delivery that softirq work leaves to ksoftirqd, tcpdump, the samplers and
+# the runner. Measured: experiments/README.md, "Fixed-capacity hosts".
+PLANE_RESERVE_CORES = 0.4
+# A host idle less than this share of a window always had work (see window_shares): a
+# single busy loop that got 0.72 of its quota showed 7% of the window in neither its CPU
+# time nor its pressure (the counters' granularity).
+BUSY_IDLE_SHARE = 0.15
 
 
 def version(root: Path = CGROUP_ROOT) -> int | None:
@@ -47,65 +73,353 @@ def why_unavailable(root: Path = CGROUP_ROOT) -> str | None:
     return f"no cgroup v1 cpu controller ({root}/cpu/cpu.cfs_quota_us) and no cgroup v2 at {root}"
 
 
+def machine_cpus() -> int:
+    """CPUs this process may run on (what the hosts share)."""
+    return len(os.sched_getaffinity(0))
+
+
+def min_cores(period_us: int) -> float:
+    """The smallest ``cpu`` a period allows (the kernel's 1 ms minimum quota)."""
+    return MIN_QUOTA_US / period_us
+
+
+def pin_plan(hosts: list[str], cpus: int) -> dict[str, int]:
+    """Hosts dealt round-robin over the CPUs.
+
+    >>> pin_plan(["h1", "h2", "h3", "h4"], 2)
+    {'h1': 0, 'h2': 1, 'h3': 0, 'h4': 1}
+    """
+    return {h: i % cpus for i, h in enumerate(hosts)}
+
+
+def capacity_problem(hosts: list[str], cores: float, cpus: int, pin: bool,
+                     reserve: float = PLANE_RESERVE_CORES) -> str | None:
+    """Why the machine cannot honour ``cores`` for each of ``hosts`` with ``reserve`` left
+    to the emulator itself, or None when it can (with ``pin``: per CPU, the reserve shared
+    evenly).
+
+    >>> capacity_problem(["h1", "h2", "h3", "h4"], 0.4, 2, False)
+    >>> capacity_problem(["h1", "h2", "h3"], 0.9, 2, False)  # doctest: +ELLIPSIS
+    '3 hosts x 0.9 cores = 2.7 cores, but this machine has 2 CPUs of which 0.4 ...'
+    """
+    if pin:
+        if cores > 1:
+            return (f"cpu = {cores:g} cores cannot be pinned to one CPU (cpu_pin = on needs "
+                    "cpu <= 1)")
+        per_cpu: dict[int, int] = {}
+        for cpu in pin_plan(hosts, cpus).values():
+            per_cpu[cpu] = per_cpu.get(cpu, 0) + 1
+        worst = max(per_cpu.values())
+        room = 1.0 - reserve / cpus
+        if worst * cores > room + 1e-9:
+            return (f"{worst} hosts x {cores:g} cores pinned to one CPU = {worst * cores:g}, "
+                    f"but each of this machine's {cpus} CPUs keeps {reserve / cpus:g} for the "
+                    f"emulator (switching, captures, samplers): at most {room / worst:.3g} "
+                    f"cores per host")
+        return None
+    total = len(hosts) * cores
+    room = cpus - reserve
+    if total > room + 1e-9:
+        return (f"{len(hosts)} hosts x {cores:g} cores = {total:g} cores, but this machine "
+                f"has {cpus} CPUs of which {reserve:g} are kept for the emulator (switching, "
+                f"captures, samplers): at most {max(room, 0) / len(hosts):.3g} cores per host")
+    return None
+
+
+def limits_problem(hosts: list[str], cores: float, period_us: int, pin: bool, cpus: int
+                   ) -> str | None:
+    """Why hosts of ``cores`` each cannot be set up as asked on a machine of ``cpus`` CPUs
+    (the kernel's minimum quota, pinning above one core, the capacity left to the
+    emulator), or None.
+
+    >>> limits_problem(["h1"], 0.05, 10_000, False, 2)[:51]
+    'cpu = 0.05 with cpu_period_us = 10000: at least 0.1'
+    """
+    low = min_cores(period_us)
+    if cores < low - 1e-12:
+        return (f"cpu = {cores:g} with cpu_period_us = {period_us}: at least {low:g} cores "
+                f"(the kernel's smallest quota is {MIN_QUOTA_US} µs per period)")
+    return capacity_problem(hosts, cores, cpus, pin)
+
+
+def spec_problem(spec: Any) -> str | None:
+    """:func:`limits_problem` for a resolved topology on this machine (None without ``cpu``)."""
+    cores = spec.params.get("cpu")
+    if not cores:
+        return None
+    return limits_problem(list(spec.hosts), float(cores),
+                          int(spec.params.get("cpu_period_us") or PERIOD_US),
+                          bool(spec.params.get("cpu_pin")), machine_cpus())
+
+
+def _write(path: Path, value: str) -> None:
+    """Write a cgroup file unbuffered, so a refused value raises here (not at close)."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
+def _read_flat(path: Path) -> dict[str, int]:
+    """A ``key value`` per line file (cpu.stat) as ints; {} when unreadable."""
+    try:
+        return {k: int(v) for k, v in (line.split()[:2] for line in path.read_text().splitlines()
+                                       if len(line.split()) >= 2)}
+    except (OSError, ValueError):
+        return {}
+
+
+def read_pressure(path: Path) -> dict[str, int]:
+    """{"some": µs, "full": µs} totals of a PSI file; {} when unreadable.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "cpu.pressure"
+    >>> _ = p.write_text("some avg10=0.00 avg60=0.00 avg300=0.00 total=12\\n"
+    ...                  "full avg10=0.00 avg60=0.00 avg300=0.00 total=5\\n")
+    >>> read_pressure(p)
+    {'some': 12, 'full': 5}
+    """
+    try:
+        text = path.read_text()
+    except OSError:
+        return {}
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(some|full) .*total=(\d+)",
+                                                            text, re.M)}
+
+
+@dataclass(frozen=True)
+class Counters:
+    """One host's cumulative counters at one moment (None: not available here)."""
+
+    periods: int
+    throttled: int
+    throttled_us: float
+    usage_us: float | None
+    pressure_some_us: float | None
+    pressure_full_us: float | None
+
+
 class CpuLimits:
     """The per-host cgroups of one testbed. ``ledger`` records each before it exists."""
 
-    def __init__(self, tag: str, ledger: Any, root: Path = CGROUP_ROOT) -> None:
+    def __init__(self, tag: str, ledger: Any, root: Path = CGROUP_ROOT,
+                 period_us: int = PERIOD_US, pin: bool = False) -> None:
         v = version(root)
         if v is None:
             raise RuntimeError(f"CPU-limited hosts need a cgroup CPU controller: "
                                f"{why_unavailable(root)}")
         self.version = v
         self.ledger = ledger
+        self.period_us = int(period_us)
+        self.pin = pin
+        self.root = root
+        name = f"mcastlab-{tag}"
         base = root / "cpu" if v == 1 else root
-        self.parent = base / f"mcastlab-{tag}"
-        self.hosts: dict[str, Path] = {}
+        self.parent = base / name
+        # Further hierarchies a host joins (v1): its pinning, its usage and pressure.
+        self.cpuset_parent: Path | None = None
+        self.stats_parent: Path | None = None
+        if v == 1:
+            if pin:
+                if not (root / "cpuset" / "cpuset.cpus").exists():
+                    raise RuntimeError("cpu_pin needs the cgroup v1 cpuset controller "
+                                       f"({root}/cpuset), which this machine lacks")
+                self.cpuset_parent = root / "cpuset" / name
+            if (root / "unified" / "cgroup.procs").exists():
+                self.stats_parent = root / "unified" / name
+        else:
+            self.stats_parent = self.parent
+        self.hosts: dict[str, list[Path]] = {}  # host -> every cgroup directory it joins
         self.cores: dict[str, float] = {}
+        self.cpus: dict[str, int] = {}  # host -> the CPU it is pinned to
+        self.rt_runtime_us: int | None = None
+        self._parents_made = False
 
+    # --- building ---------------------------------------------------------------------
     def _mkdir(self, path: Path) -> None:
         self.ledger.record_cgroup(path)
         path.mkdir()
 
-    def limit(self, host: str, cores: float) -> Path:
-        """Create ``host``'s cgroup with ``cores`` of CPU time; returns its directory."""
-        if not self.parent.exists():
-            self._mkdir(self.parent)
-            if self.version == 2:
-                (self.parent / "cgroup.subtree_control").write_text("+cpu")
+    def _make_parents(self) -> None:
+        self._mkdir(self.parent)
+        if self.version == 2:
+            _write(self.parent / "cgroup.subtree_control", "+cpu +cpuset" if self.pin else "+cpu")
+        if self.cpuset_parent is not None:
+            self._mkdir(self.cpuset_parent)
+            src = self.cpuset_parent.parent
+            for f in ("cpuset.cpus", "cpuset.mems"):
+                _write(self.cpuset_parent / f, (src / f).read_text().strip())
+        if self.stats_parent is not None and self.stats_parent != self.parent:
+            self._mkdir(self.stats_parent)
+        self._parents_made = True
+
+    def _rt_runtime(self, cg: Path) -> None:
+        """Realtime runtime for the host (and room for it in the parent), where RT group
+        scheduling exists (the file is there) — see the module docstring."""
+        f = cg / "cpu.rt_runtime_us"
+        if not f.exists():
+            return
+        need = RT_RUNTIME_US * (len(self.hosts) + 1)
+        _write(self.parent / "cpu.rt_runtime_us", str(need))
+        _write(f, str(RT_RUNTIME_US))
+        self.rt_runtime_us = RT_RUNTIME_US
+
+    def limit(self, host: str, cores: float, cpu: int | None = None) -> Path:
+        """Create ``host``'s cgroups with ``cores`` of CPU time per period (pinned to CPU
+        ``cpu`` when pinning); returns its CPU controller's directory."""
+        if not self._parents_made:
+            self._make_parents()
         cg = self.parent / host
         self._mkdir(cg)
-        quota = max(int(cores * PERIOD_US), 1000)
+        dirs = [cg]
+        quota = max(round(cores * self.period_us), MIN_QUOTA_US)
         if self.version == 1:
-            (cg / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-            (cg / "cpu.cfs_quota_us").write_text(str(quota))
+            _write(cg / "cpu.cfs_period_us", str(self.period_us))
+            _write(cg / "cpu.cfs_quota_us", str(quota))
+            self._rt_runtime(cg)
         else:
-            (cg / "cpu.max").write_text(f"{quota} {PERIOD_US}")
-        self.hosts[host] = cg
+            _write(cg / "cpu.max", f"{quota} {self.period_us}")
+        if self.pin:
+            if cpu is None:
+                raise ValueError(f"{host}: pinning needs a CPU")
+            sets = cg if self.cpuset_parent is None else self.cpuset_parent / host
+            if sets != cg:
+                self._mkdir(sets)
+                dirs.append(sets)
+                _write(sets / "cpuset.mems", (self.cpuset_parent / "cpuset.mems").read_text()
+                       .strip())  # type: ignore[operator]
+            _write(sets / "cpuset.cpus", str(cpu))
+            self.cpus[host] = cpu
+        if self.stats_parent is not None and self.stats_parent != self.parent:
+            stats = self.stats_parent / host
+            self._mkdir(stats)
+            dirs.append(stats)
+        self.hosts[host] = dirs
         self.cores[host] = cores
         return cg
 
     def preexec(self, host: str) -> Callable[[], None] | None:
-        """A Popen ``preexec_fn`` that moves the child into ``host``'s cgroup (None if the
+        """A Popen ``preexec_fn`` that moves the child into ``host``'s cgroups (None if the
         host is not limited)."""
-        cg = self.hosts.get(host)
-        if cg is None:
+        dirs = self.hosts.get(host)
+        if dirs is None:
             return None
-        procs = str(cg / "cgroup.procs")
+        procs = [str(d / "cgroup.procs") for d in dirs]
 
         def join() -> None:
-            fd = os.open(procs, os.O_WRONLY)
-            try:
-                os.write(fd, b"0")  # "0": the writing process itself
-            finally:
-                os.close(fd)
+            for path in procs:
+                fd = os.open(path, os.O_WRONLY)
+                try:
+                    os.write(fd, b"0")  # "0": the writing process itself
+                finally:
+                    os.close(fd)
 
         return join
 
-    def stat_files(self) -> dict[str, Path]:
-        """{host: cpu.stat} (nr_periods, nr_throttled, throttled time)."""
-        return {h: cg / "cpu.stat" for h, cg in self.hosts.items()}
+    # --- reading ----------------------------------------------------------------------
+    def _stats_dir(self, host: str) -> Path | None:
+        if self.stats_parent is None:
+            return None
+        return self.stats_parent / host
+
+    def snapshot(self) -> dict[str, Counters]:
+        """Every host's cumulative counters now."""
+        out = {}
+        for host in self.hosts:
+            cg = self.parent / host
+            st = _read_flat(cg / "cpu.stat")
+            if self.version == 1:
+                throttled_us = st.get("throttled_time", 0) / 1000.0  # ns
+            else:
+                throttled_us = float(st.get("throttled_usec", 0))
+            usage: float | None = None
+            some: float | None = None
+            full: float | None = None
+            sd = self._stats_dir(host)
+            if sd is not None:
+                s2 = st if sd == cg else _read_flat(sd / "cpu.stat")
+                if "usage_usec" in s2:
+                    usage = float(s2["usage_usec"])
+                psi = read_pressure(sd / "cpu.pressure")
+                some, full = psi.get("some"), psi.get("full")
+            out[host] = Counters(periods=st.get("nr_periods", 0),
+                                 throttled=st.get("nr_throttled", 0),
+                                 throttled_us=throttled_us, usage_us=usage,
+                                 pressure_some_us=None if some is None else float(some),
+                                 pressure_full_us=None if full is None else float(full))
+        return out
 
     def describe(self) -> dict[str, Any]:
-        return {"cgroup_version": self.version, "period_us": PERIOD_US,
-                "cores": dict(self.cores),
-                "paths": {h: str(p) for h, p in self.hosts.items()}}
+        d: dict[str, Any] = {
+            "cgroup_version": self.version, "period_us": self.period_us,
+            "cores": dict(self.cores), "pinned": self.pin,
+            "paths": {h: str(self.parent / h) for h in self.hosts},
+            "counters": ("usage and pressure from cgroup v2"
+                         + (f" ({self.stats_parent.parent})" if self.stats_parent else "")
+                         if self.stats_parent is not None
+                         else "no cgroup v2: usage and pressure not measured"),
+        }
+        if self.pin:
+            d["cpus"] = dict(self.cpus)
+        if self.rt_runtime_us is not None:
+            d["rt_runtime_us"] = self.rt_runtime_us
+        return d
+
+
+def window_shares(a: Counters, b: Counters, cores: float, window_s: float
+                  ) -> dict[str, float | None]:
+    """One host's shares over a window from its counters at its start (``a``) and end.
+
+    - ``cores_used``: CPU time / window;
+    - ``allocation_share``: CPU time / (``cores`` × window);
+    - ``throttled_share``: throttled periods / periods;
+    - ``pressure_full_share``: share of the window in which none of the host's runnable
+      tasks ran (throttled, or waiting for a CPU);
+    - ``starved_share``: that share in the periods in which the host did not use its whole
+      quota (``pressure_full_share × (1 − throttled_share)``): waiting for a CPU within its
+      allocation. A lightly loaded host waits like that at each wake-up (scheduling
+      latency: measured, 5-18% of the window for hosts with one or two agents beside
+      saturated ones) and still gets all the CPU it asks for, so this is recorded, not
+      judged;
+    - ``idle_share``: the rest of the window, when the host had nothing to run
+      (``1 − min(cores_used, 1) − pressure_full_share``, at least 0);
+    - ``shortfall_share``: for a host that was never idle (``idle_share`` below
+      ``BUSY_IDLE_SHARE``, it always had work), the allocation it did not get
+      (``1 − allocation_share``); 0 for a host with idle time, which got what it asked
+      for. This is what makes the emulator unfaithful to a host: a machine of C cores that
+      always has work gets C.
+
+    >>> a = Counters(0, 0, 0, 0, 0, 0)
+    >>> saturated = Counters(100, 100, 600_000, 400_000, 900_000, 600_000)
+    >>> s = window_shares(a, saturated, 0.4, 1.0)
+    >>> s["starved_share"], s["shortfall_share"]
+    (0.0, 0.0)
+    >>> oversubscribed = Counters(100, 0, 0, 650_000, 280_000, 280_000)  # 0.9 core asked
+    >>> window_shares(a, oversubscribed, 0.9, 1.0)["shortfall_share"]
+    0.2778
+    """
+    out: dict[str, float | None] = dict.fromkeys(
+        ["cores_used", "allocation_share", "throttled_share", "pressure_full_share",
+         "starved_share", "idle_share", "shortfall_share"])
+    if window_s <= 0:
+        return out
+    periods = b.periods - a.periods
+    thr = (b.throttled - a.throttled) / periods if periods > 0 else 0.0
+    out["throttled_share"] = round(thr, 5)
+    if a.usage_us is not None and b.usage_us is not None:
+        used = (b.usage_us - a.usage_us) / 1e6 / window_s
+        out["cores_used"] = round(used, 4)
+        out["allocation_share"] = round(used / cores, 4) if cores > 0 else None
+    if a.pressure_full_us is not None and b.pressure_full_us is not None:
+        full = min(max((b.pressure_full_us - a.pressure_full_us) / 1e6 / window_s, 0.0), 1.0)
+        out["pressure_full_share"] = round(full, 5)
+        out["starved_share"] = round(full * (1.0 - thr), 5)
+        alloc = out["allocation_share"]
+        if out["cores_used"] is not None and alloc is not None:
+            idle = max(0.0, 1.0 - min(out["cores_used"], 1.0) - full)
+            out["idle_share"] = round(idle, 5)
+            out["shortfall_share"] = (round(max(0.0, 1.0 - alloc), 4)
+                                      if idle < BUSY_IDLE_SHARE else 0.0)
+    return out
+

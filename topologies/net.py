@@ -155,16 +155,19 @@ class Network:
 
     # --- processes --------------------------------------------------------------------
     def popen(self, node: str, argv: Sequence[str], network_plane: bool = False,
-              **kwargs: Any) -> subprocess.Popen:
+              host_cpu: bool = True, **kwargs: Any) -> subprocess.Popen:
         """Start `argv` inside `node`'s namespaces; the pid is recorded for cleanup.
-        `network_plane`: a switch or router daemon, run above the hosts (PLANE_REALTIME)."""
+        `network_plane`: a switch or router daemon, run above the hosts (PLANE_REALTIME).
+        `host_cpu`: on a CPU-limited host, inside the host's CPU allocation (an agent, a
+        sampler of the host's own timers); False for the measuring apparatus (tcpdump),
+        whose CPU time is not the emulated machine's."""
         n = self.node(node)
         what = Path(argv[0]).name
         if network_plane:
             argv = [*self._plane_priority(), *argv]
         kwargs.setdefault("stdin", subprocess.DEVNULL)
         kwargs.setdefault("start_new_session", True)
-        join = self.cpu.preexec(node) if self.cpu is not None else None
+        join = self.cpu.preexec(node) if self.cpu is not None and host_cpu else None
         if join is not None:
             kwargs["preexec_fn"] = join  # into the host's CPU cgroup before exec
         remote = getattr(n, "remote", None) is not None
@@ -373,11 +376,15 @@ class Network:
         if self.servers is not None:
             self.servers.start()
         if spec.params.get("cpu"):
-            from topologies.cpulimit import CpuLimits
+            from topologies.cpulimit import CpuLimits, machine_cpus, pin_plan
 
-            self.cpu = CpuLimits(self.tag, self.ledger)
+            pin = bool(spec.params.get("cpu_pin"))
+            self.cpu = CpuLimits(self.tag, self.ledger,
+                                 period_us=int(spec.params.get("cpu_period_us") or 10_000),
+                                 pin=pin)
+            cpus = pin_plan(list(spec.hosts), machine_cpus()) if pin else {}
             for h in spec.hosts:
-                self.cpu.limit(h, float(spec.params["cpu"]))
+                self.cpu.limit(h, float(spec.params["cpu"]), cpus.get(h))
         self._make_links()
         self.shaping = self._read_shaping()
         self._configure_nodes()
@@ -678,9 +685,9 @@ class Network:
             d[self.servers.MANIFEST_KEY] = self.servers.describe()
         return d
 
-    def cpu_stat_files(self) -> dict[str, Path]:
-        """{host: its cgroup's cpu.stat} for CPU-limited hosts (empty otherwise)."""
-        return self.cpu.stat_files() if self.cpu is not None else {}
+    def cpu_limits(self) -> Any:
+        """The hosts' CPU limits (topologies.cpulimit.CpuLimits), None when unlimited."""
+        return self.cpu
 
     def wait_converged(self, timeout: float = 60) -> dict[str, Any]:
         """Block until routers have neighbours, RP and queriers; raises ConvergenceError."""

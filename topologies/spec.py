@@ -202,8 +202,13 @@ COMMON_PARAMS: tuple[Param, ...] = (
     Param("igmp", "choice", "3", "IGMP version on switch and hosts", choices=("2", "3")),
     Param("flood_unregistered", "bool", True,
           "OVS: flood multicast of groups nobody joined (only with snooping)"),
-    Param("cpu", "float", None, "CPU time per emulated host, in cores (CFS bandwidth limit)",
-          low=0.01, high=64),
+    Param("cpu", "float", None, "CPU time per emulated host, in cores (CFS bandwidth limit): "
+          "each host a machine of fixed capacity", low=0.01, high=64),
+    Param("cpu_period_us", "int", 10_000, "CFS period of the hosts' CPU limit, in µs "
+          "(a saturated host stands still for the rest of a period once its quota is used)",
+          low=1_000, high=1_000_000),
+    Param("cpu_pin", "bool", False, "pin each CPU-limited host to one CPU (cpuset), hosts "
+          "dealt round-robin over the CPUs"),
     Param("emulated_servers", "int", 1, "place the nodes on N servers emulated on this "
           "machine; links between servers are VXLAN tunnels (topologies/servers.py)",
           low=1, high=8),

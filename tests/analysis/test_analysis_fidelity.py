@@ -63,5 +63,7 @@ def test_host_bound_pair_is_never_dominance(bound_campaign: Path, tmp_path: Path
 
 
 def test_unknown_fidelity_is_not_network(bound_campaign: Path) -> None:
-    assert load.fidelity_row(None) == {"fidelity_bound": "unknown", "fidelity_reasons": ""}
+    assert load.fidelity_row(None)["fidelity_bound"] == "unknown"
+    assert load.fidelity_row(None)["fidelity_reasons"] == ""
     assert load.fidelity_row({"bound": "host", "reasons": ["x"]})["fidelity_bound"] == "host"
+    assert load.fidelity_row({"bound": "odd"})["fidelity_bound"] == "unknown"

@@ -45,7 +45,8 @@ BASE: dict[str, Any] = {
 # Metrics just on one side of every default fidelity threshold, so moving a threshold
 # across them changes the verdict's reasons.
 METRICS = {"socket_drop_share": 0.05, "cpu_pressure_some_share": 0.9, "wakeup_p99_us": 10000.0,
-           "throttled_share": 0.6, "pub_rate_achieved_share": 0.9}
+           "throttled_share": 0.6, "pub_rate_achieved_share": 0.9, "shortfall_share": 0.12,
+           "plane_wakeup_p99_us": 6000.0, "softnet_drop_share": 0.002}
 
 # key -> (value to set, layer that must change). Dotted keys are set in BASE.
 ALTERNATIVES: dict[str, tuple[Any, str]] = {
@@ -58,6 +59,7 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "agent.extra_args": (["-keyed"], "argv"),
     "agent.max_participants_per_host": (1, "error"),  # 3x3 on 4 hosts puts 2 on h1: refused
     "matrix.participants": ([1], "argv"),
+    "matrix.latency_count_by_count": ({"3": 10}, "argv"),
     "matrix.publishers": ([2], "argv"),  # with subscribers (see _set)
     "matrix.subscribers": ([2], "argv"),
     "matrix.modes": (["multicast"], "argv"),
@@ -96,6 +98,9 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "fidelity.max_wakeup_p99_us": (20000.0, "fidelity"),
     "fidelity.max_throttled_share": (0.9, "fidelity"),
     "fidelity.min_pub_rate_share": (0.5, "fidelity"),
+    "fidelity.max_allocation_shortfall": (0.5, "fidelity"),
+    "fidelity.max_plane_wakeup_p99_us": (20000.0, "fidelity"),
+    "fidelity.max_softnet_drop_share": (0.5, "fidelity"),
     "resources": (False, "runs"),  # the resource table is sampled or not
     "cluster": ({"servers": ["localhost", "10.0.0.2"]}, "runs"),  # the servers, per run
     "quick": ({"matrix": {"execution_time": 3}}, "quick"),
@@ -122,6 +127,8 @@ TOPOLOGY_PARAMS: dict[str, tuple[Any, str]] = {
     "igmp": ("2", "topology"),
     "flood_unregistered": (False, "topology"),
     "cpu": (0.5, "topology"),
+    "cpu_period_us": (100_000, "topology"),
+    "cpu_pin": (True, "topology"),
     "emulated_servers": (2, "topology"),
     "routers": (3, "topology"),
     "shape": ("ring", "topology"),
@@ -209,8 +216,9 @@ def observe(raw: dict[str, Any]) -> dict[str, Any]:
         # each run's windows as the runner plans them: from its config, where window keys
         # the scenario left unset are fitted to the run (captures/windows.py fitted)
         "windows": [capture_windows.plan_of(cfg) for cfg in runs],
-        "fidelity": fidelity.judge(METRICS, fidelity.Thresholds.from_dict(
-            sc.fidelity.model_dump())),
+        "fidelity": (fidelity.judge(METRICS, fidelity.Thresholds.from_dict(
+            sc.fidelity.model_dump())), fidelity.judge_limited(
+                METRICS, fidelity.Thresholds.from_dict(sc.fidelity.model_dump()))),
         "quick": scenario_mod.from_dict(raw, quick=True).model_dump() if quick else None,
     }
 

@@ -1,0 +1,110 @@
+"""The fidelity verdict's logic on known counters (no root): hosts of fixed capacity are
+judged on the emulator, their saturation is reported; unlimited hosts keep their criteria.
+
+The counters below are shaped like the ones measured here (cgroup v1 CPU controller with
+cgroup v2 beside it): a saturated 0.4-core host is throttled in nearly every 10 ms period
+and used its quota; three 0.9-core hosts on 2 CPUs were never throttled and got 0.72 of
+their quota, their tasks waiting for a CPU 28% of the time.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments import fidelity
+from experiments.scenario import ScenarioError, from_dict
+from topologies import cpulimit
+from topologies.cpulimit import Counters, window_shares
+
+ZERO = Counters(0, 0, 0.0, 0.0, 0.0, 0.0)
+
+
+def test_a_saturated_host_that_got_its_quota_is_not_starved() -> None:
+    # 10 s, 1000 periods, throttled in 990; 0.4 core used; none of its tasks ran 62% of
+    # the time, nearly all of it throttled
+    end = Counters(1000, 990, 6.0e6, 4.0e6, 9.0e6, 6.2e6)
+    s = window_shares(ZERO, end, 0.4, 10.0)
+    assert s["allocation_share"] == pytest.approx(1.0)
+    assert s["throttled_share"] == pytest.approx(0.99)
+    assert s["starved_share"] is not None and s["starved_share"] < 0.01
+    assert s["shortfall_share"] == 0.0
+
+
+def test_an_oversubscribed_host_is_starved() -> None:
+    end = Counters(1000, 0, 0.0, 0.72 * 0.9 * 10e6, 2.8e6, 2.8e6)
+    s = window_shares(ZERO, end, 0.9, 10.0)
+    assert s["allocation_share"] == pytest.approx(0.72)
+    assert s["starved_share"] == pytest.approx(0.28)
+    assert s["shortfall_share"] == pytest.approx(0.28)
+
+
+def test_a_lightly_loaded_host_that_waits_at_wake_ups_is_not_short() -> None:
+    # measured: a host with one subscriber beside saturated ones, 0.05 core used, waiting
+    # for a CPU at its wake-ups 5% of the time, idle the rest
+    end = Counters(1000, 5, 1e4, 0.05 * 10e6, 0.5e6, 0.5e6)
+    s = window_shares(ZERO, end, 0.4, 10.0)
+    assert s["starved_share"] == pytest.approx(0.05, abs=0.001)
+    assert s["idle_share"] is not None and s["idle_share"] > 0.8
+    assert s["shortfall_share"] == 0.0
+
+
+def test_no_cgroup_v2_means_not_measured() -> None:
+    end = Counters(1000, 500, 3.0e6, None, None, None)
+    s = window_shares(ZERO, end, 0.4, 10.0)
+    assert s["throttled_share"] == pytest.approx(0.5)
+    assert s["starved_share"] is None and s["allocation_share"] is None
+    assert s["shortfall_share"] is None
+
+
+def test_saturation_is_reported_not_judged() -> None:
+    m = {"throttled_share": 0.98, "socket_drop_share": 0.0104, "wakeup_p99_us": 12000.0,
+         "shortfall_share": 0.01, "plane_wakeup_p99_us": 900.0, "softnet_drop_share": 0.0,
+         "cpu_pressure_some_share": 1.0}
+    bound, emulator, saturation = fidelity.judge_limited(m, fidelity.Thresholds())
+    assert bound == "saturated" and emulator == []
+    assert len(saturation) == 3  # throttling, socket drops, late timers inside
+    # the same metrics on unlimited hosts: the emulator's own machine was overloaded
+    assert fidelity.judge(m, fidelity.Thresholds())[0] == "host"
+    text = fidelity.saturation_text(0.4, m)
+    assert text.startswith("hosts saturated at 0.4 core: throttled in 98% of CFS periods")
+
+
+@pytest.mark.parametrize(("key", "value", "words"), [
+    ("shortfall_share", 0.2, "less than its allocation"),
+    ("plane_wakeup_p99_us", 20000.0, "outside the hosts"),
+    ("softnet_drop_share", 0.01, "kernel backlogs"),
+])
+def test_an_unfaithful_emulator_is_host_bound(key: str, value: float, words: str) -> None:
+    m = {"throttled_share": 0.2, "shortfall_share": 0.0, "plane_wakeup_p99_us": 500.0,
+         "softnet_drop_share": 0.0, key: value}
+    bound, emulator, saturation = fidelity.judge_limited(m, fidelity.Thresholds())
+    assert bound == "host", emulator
+    assert any(words in r for r in emulator), emulator
+    assert saturation == []
+
+
+def test_capacity_is_checked_before_building() -> None:
+    assert cpulimit.capacity_problem(["h1", "h2", "h3", "h4"], 0.4, 2, pin=False) is None
+    why = cpulimit.capacity_problem(["h1", "h2", "h3"], 0.9, 2, pin=False)
+    assert why is not None and "2.7 cores" in why and "0.4" in why
+    # pinned: two hosts per CPU of 2, each CPU keeping 0.2 for the emulator
+    assert cpulimit.capacity_problem(["h1", "h2", "h3", "h4"], 0.4, 2, pin=True) is None
+    assert "pinned" in (cpulimit.capacity_problem(["h1", "h2", "h3", "h4"], 0.45, 2,
+                                                   pin=True) or "")
+    assert "cpu_pin" in (cpulimit.capacity_problem(["h1"], 1.5, 2, pin=True) or "")
+    assert "1000 µs" in (cpulimit.limits_problem(["h1"], 0.05, 10_000, False, 2) or "")
+    assert cpulimit.limits_problem(["h1"], 0.05, 100_000, False, 2) is None
+
+
+def test_latency_count_by_count() -> None:
+    raw = {"campaign": {"name": "x"}, "topology": {"name": "lan"},
+           "matrix": {"participants": [1, 75], "latency_count": [1000],
+                      "latency_count_by_count": {"75": 13}}}
+    m = from_dict(raw).matrix
+    assert m.latency_count_of(75, 75, 1000) == 13 and m.latency_count_of(1, 1, 1000) == 1000
+    bad = {**raw, "matrix": {**raw["matrix"], "latency_count": [10, 1000]}}
+    with pytest.raises(ScenarioError, match="single latency_count"):
+        from_dict(bad)
+    bad = {**raw, "matrix": {**raw["matrix"], "latency_count_by_count": {"50": 13}}}
+    with pytest.raises(ScenarioError, match="no count '50'"):
+        from_dict(bad)

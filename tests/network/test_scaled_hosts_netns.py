@@ -1,0 +1,183 @@
+"""Known answers for hosts of fixed capacity (``cpu = C``) and for the fidelity monitor.
+
+    h1 (publisher) --+
+    h2 (subscriber) -+-- s1 (Linux bridge)
+    h3 ------------- +      each host a cgroup of C cores (10 ms CFS period)
+    h4 ------------- +
+
+- **Isolation.** A CPU-bound 1 -> 1 (the native agent, reliable, 100 B, unpaced) between
+  h1 and h2 keeps its throughput within 5% when h3 and h4 go from idle to saturated
+  (busy loops beyond their quota): each host is a machine of its own.
+- **Proportionality.** The same 1 -> 1's throughput scales with C over 0.2-0.5: throughput
+  per core stays within 10% of its mean.
+- **Oversubscription caught.** Quotas the machine cannot honour (3 hosts x 0.9 cores on 2
+  CPUs: measured, each got 0.72-0.73 of its quota and was never throttled), and
+  unlimited load beside honourable quotas (4 x 0.4 with two busy loops outside every
+  host), are judged unfaithful: the monitor names the starved host; with the quotas
+  honoured and the hosts saturated the run is faithful and ``saturated``.
+- The wake-up sampler (cyclictest) reports inside every CPU-limited host.
+
+The throughput comparisons alternate the two conditions (A B A B ...) and compare medians,
+so a slow drift of the shared machine does not decide them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import topologies
+from experiments import fidelity
+from mcastlab import paths
+from topologies import cpulimit
+
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.timeout(600),
+    pytest.mark.skipif(cpulimit.version() is None, reason="no cgroup CPU controller here"),
+]
+
+BUSY = ["sh", "-c", "while :; do :; done"]
+SECONDS = 4  # per 1 -> 1 measurement
+ROUNDS = 3  # alternations per comparison
+
+
+def _lan(cores: float, hosts: int = 4) -> Any:
+    return topologies.resolve("lan", {"hosts": hosts, "cpu": cores})
+
+
+def _throughput(net: Any, workdir: Path, tag: str) -> float:
+    """Samples/s of a 1 -> 1 h1 -> h2 (the subscriber's summary average)."""
+    agent = str(paths.NATIVE_AGENT)
+    out = workdir / f"sub-{tag}.out"
+    with out.open("wb") as fo:
+        sub = net.popen("h2", [agent, "-sub", "-nic", net.host_ip("h2"), "-dataLen", "100",
+                               "-noPrintIntervals"], stdout=fo, stderr=fo)
+    with (workdir / f"pub-{tag}.out").open("wb") as fp:
+        pub = net.popen("h1", [agent, "-pub", "-nic", net.host_ip("h1"), "-dataLen", "100",
+                               "-executionTime", str(SECONDS), "-noPrintIntervals"],
+                        stdout=fp, stderr=fp)
+    assert pub.wait(timeout=120) == 0, (workdir / f"pub-{tag}.out").read_text()[-800:]
+    assert sub.wait(timeout=60) == 0, out.read_text()[-800:]
+    text = out.read_text()
+    m = re.search(r"^Sample Size \(Bytes\), Total Samples, Avg Samples/s.*\n\s*\d+,\s*\d+,\s*"
+                  r"([\d.]+)", text, re.M)
+    assert m, text[-800:]
+    return float(m.group(1))
+
+
+def _busy(net: Any, hosts: list[str], loops: int) -> list[Any]:
+    return [net.popen(h, BUSY) for h in hosts for _ in range(loops)]
+
+
+def _stop(procs: list[Any]) -> None:
+    for p in procs:
+        p.kill()
+        p.wait(timeout=10)
+
+
+def _monitor(net: Any, workdir: Path, seconds: float) -> dict[str, Any]:
+    """A fidelity window of ``seconds`` over whatever runs now (no agents)."""
+    logs = workdir / f"logs-{time.monotonic_ns()}"
+    logs.mkdir()
+    mon = fidelity.Monitor(net, list(net.hosts), logs, fidelity.Thresholds(),
+                           cpu=net.cpu_limits(), plane_node="s1")
+    mon.open_window()
+    time.sleep(seconds)
+    mon.close_window()
+    return mon.result([], 0.0, {"publishers": 0}, logs, None)
+
+
+def _agent() -> None:
+    if not os.access(paths.NATIVE_AGENT, os.X_OK):
+        pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
+
+
+def test_isolation_from_saturated_neighbours(workdir: Path) -> None:
+    _agent()
+    with topologies.build(_lan(0.4), workdir=workdir) as net:
+        idle, loaded = [], []
+        for i in range(ROUNDS):
+            idle.append(_throughput(net, workdir, f"idle{i}"))
+            busy = _busy(net, ["h3", "h4"], 2)
+            try:
+                time.sleep(0.5)
+                loaded.append(_throughput(net, workdir, f"loaded{i}"))
+            finally:
+                _stop(busy)
+    a, b = statistics.median(idle), statistics.median(loaded)
+    print(f"isolation: 1->1 at 0.4 core, neighbours idle {a:.0f} samples/s, saturated "
+          f"{b:.0f} samples/s, ratio {b / a:.3f} (runs: {idle} / {loaded})")
+    assert abs(b / a - 1) <= 0.05, (idle, loaded)
+
+
+def test_throughput_proportional_to_cores(workdir: Path) -> None:
+    _agent()
+    per_core: dict[float, list[float]] = {}
+    for i in range(2):
+        for cores in (0.2, 0.3, 0.5):
+            with topologies.build(_lan(cores, hosts=2), workdir=workdir / f"{cores}-{i}") as net:
+                per_core.setdefault(cores, []).append(
+                    _throughput(net, workdir / f"{cores}-{i}", "p") / cores)
+    med = {c: statistics.median(v) for c, v in per_core.items()}
+    mean = statistics.mean(med.values())
+    print("proportionality: samples/s per core " + ", ".join(
+        f"{c:g}: {v:.0f}" for c, v in med.items()) + f" (mean {mean:.0f})")
+    for v in med.values():
+        assert abs(v / mean - 1) <= 0.10, med
+
+
+def test_saturated_hosts_with_honoured_quotas_are_faithful(workdir: Path) -> None:
+    with topologies.build(_lan(0.4), workdir=workdir) as net:
+        busy = _busy(net, ["h1", "h2", "h3", "h4"], 2)
+        try:
+            time.sleep(0.5)
+            fid = _monitor(net, workdir, 4)
+        finally:
+            _stop(busy)
+    m = fid["metrics"]
+    print("honoured:", {k: m[k] for k in ("shortfall_share", "allocation_share",
+                                          "throttled_share", "plane_wakeup_p99_us")})
+    assert fid["bound"] == "saturated", fid
+    assert m["throttled_share"] > 0.9
+    assert m["allocation_share"] > 0.9
+    # every CPU-limited host's wake-up sampler reported, inside its cgroup
+    assert all(fid["per_host"][h]["wakeup_p99_us"] is not None for h in net.hosts), fid
+    assert not [w for w in fid["warnings"] if "sampler" in w], fid["warnings"]
+
+
+def test_quotas_beyond_the_machine_are_unfaithful(workdir: Path) -> None:
+    cpus = cpulimit.machine_cpus()
+    hosts = cpus + 1  # each 0.9 core: more than the machine has
+    spec = _lan(0.9, hosts=hosts)
+    assert cpulimit.spec_problem(spec)  # what a scenario would refuse at --check
+    with topologies.build(spec, workdir=workdir) as net:
+        busy = _busy(net, list(net.hosts), 1)
+        try:
+            time.sleep(0.5)
+            fid = _monitor(net, workdir, 4)
+        finally:
+            _stop(busy)
+    print("oversubscribed:", fid["metrics"]["shortfall_share"], fid["reasons"])
+    assert fid["bound"] == "host", fid
+    assert any("less than its allocation" in r for r in fid["reasons"]), fid
+
+
+def test_unlimited_load_beside_the_hosts_is_unfaithful(workdir: Path) -> None:
+    with topologies.build(_lan(0.4), workdir=workdir) as net:
+        busy = _busy(net, ["h1", "h2", "h3", "h4"], 2)
+        # outside every host: in the switch's namespace, no CPU limit
+        outside = _busy(net, ["s1"], cpulimit.machine_cpus())
+        try:
+            time.sleep(0.5)
+            fid = _monitor(net, workdir, 4)
+        finally:
+            _stop(busy + outside)
+    print("unlimited beside:", fid["metrics"]["shortfall_share"], fid["reasons"])
+    assert fid["bound"] == "host", fid
