@@ -603,9 +603,10 @@ int main(int argc, char **argv)
   ms_init(&opt); /* the clock origin, malloc's mmap threshold (see measure.c), stdout's buffer */
   pt_parse_options(argc, argv, &opt);
   ms_install_signals();
-  char scale[160];
+  char scale[200];
   snprintf(scale, sizeof scale, "on (-scaleSettings): heartbeat interval %.2f s for every writer, "
-           "SPDP every %g s", pt_heartbeat_interval_s(&opt), pt_spdp_interval_s(&opt));
+           "SPDP every %g s, Cyclone's socket buffers", pt_heartbeat_interval_s(&opt),
+           pt_spdp_interval_s(&opt));
   ms_print_startup("perftest_cyclone", "Cyclone DDS", DDS_VERSION, pt_scale_settings(&opt) ? scale : NULL);
   if (ms_open_output_file() != 0) return 2;
   if (opt.pub && opt.batch_size > 0)
