@@ -137,6 +137,16 @@ def iterations_for(execution_time: int) -> int | None:
 # agents batch by default as Perftest does (8192 B, a window of 50 batches); their
 # publishers get the same -batchSize 0 here, so both paths run one regime.
 PUBLISHER_BATCHING = ["-batchSize", "0"]
+# Cyclone DDS has one heartbeat interval and one set of socket buffers per domain, so
+# Perftest's 10 ms heartbeat and 2 MiB / 1 MiB buffers also drive the discovery writers and
+# sockets: measured at 75 + 75 on 2 cores, discovery then did not finish within 120 s (at
+# 25 + 25 it took 13.5 s). The native agent's -scaleSettings (heartbeat 1-3 s, SPDP 10 s,
+# Cyclone's buffers; applied only in tests of more than 20 participants, printed and in the
+# effective QoS, manifest agent_qos) is what makes large tests run; Fast DDS and Connext
+# set heartbeats per writer and need nothing of the kind.
+NATIVE_SCALE = ["-scaleSettings"]
+NATIVE_KINDS = ("native", "native-asan")
+LARGE_TEST = 20  # participants (publishers + subscribers) above which the agent applies it
 
 
 def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
@@ -183,7 +193,11 @@ def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
             args += ["-pubRate", f"{cfg['pub_rate']}:sleep"]
         if latency_file is not None:
             args += ["-latencyFile", str(latency_file)]
-    return args + list(cfg.get("agent_extra_args", []))
+    extra = list(cfg.get("agent_extra_args", []))
+    if (cfg["agent"] in NATIVE_KINDS and pubs + subs > LARGE_TEST
+            and NATIVE_SCALE[0] not in extra):
+        args += NATIVE_SCALE
+    return args + extra
 
 
 def build(cfg: dict[str, Any], host_ip: dict[str, str], agents_dir: Path) -> list[ProcSpec]:

@@ -142,6 +142,23 @@ def test_rti_peer_form_for_many_participants_per_host(tmp_path: Path) -> None:
     assert "-numSubscribers" not in sub and "-latencyCount" not in sub
 
 
+@pytest.mark.parametrize("kind,count,extra,want", [
+    ("native", 25, [], 1), ("native-asan", 75, [], 1), ("native", 10, [], 0),
+    ("native", 25, ["-scaleSettings"], 1), ("fastdds", 75, [], 0), ("rti", 75, [], 0)])
+def test_native_large_tests_get_the_discovery_tuning(kind: str, count: int, extra: list[str],
+                                                      want: int, tmp_path: Path) -> None:
+    """Cyclone's heartbeat and socket buffers are per domain: above 20 participants the
+    runner gives every native agent -scaleSettings (once, also when extra_args has it)."""
+    cfg = {"agent": kind, "publishers": count, "subscribers": count, "mode": "multicast",
+           "discovery": "spdp-multicast", "reliable": True, "data_len": 100, "domain": 0,
+           "latency_count": 1000, "execution_time": 10, "num_iter": None,
+           "test": "throughput", "agent_extra_args": extra,
+           "placement": {**{f"pub{i}": "h1" for i in range(count)},
+                         **{f"sub{i}": "h2" for i in range(count)}}}
+    for spec in agents.build(cfg, {"h1": "10.0.0.1", "h2": "10.0.0.2"}, tmp_path):
+        assert spec.argv.count("-scaleSettings") == want, (spec.name, spec.argv)
+
+
 def test_extra_args_by_agent_kind() -> None:
     assert ao.check_extra_args(["-discoveryTimeout", "60"]) is None
     why = ao.check_extra_args(["-discoveryTimeout", "60"], "rti")
