@@ -3,8 +3,13 @@
 - 1 publisher -> 1 subscriber paced at 1000 samples/s on a 4-host LAN: the testbed keeps
   up, the run is network-bound (measured here: no socket drop, 100% of the rate, timer
   p99 ~0.2 ms).
-- 75 + 75 unpaced over 4 hosts on 2 cores: deliberately overloaded; datagrams are dropped
-  at full socket buffers (measured 10-30%), so the run is host-bound with that reason.
+- 75 + 75 unpaced over 4 hosts on 2 cores, the study's heaviest cell: every sampler
+  reports and the verdict follows the thresholds. It used to be overloaded (10-30% socket
+  drops) while the agents batched samples; with Perftest's regime (one sample per datagram,
+  a send window of 50 samples) the writers are held back: measured no socket drop, timer
+  p99 4.3 ms (best effort, 8 KB samples: 0.01%, 4.0 ms). The host-bound verdict on known
+  counters is tested in test_fidelity_judge.py and on oversubscribed hosts in
+  tests/network/test_scaled_hosts_netns.py.
 
 Each runs ``mcastlab run`` as a user would, then reads ``mcastlab status --json``.
 """
@@ -33,6 +38,8 @@ params = {{ hosts = 4, snooping = true, querier = true }}
 [matrix]
 participants = [{n}]
 modes = ["{mode}"]
+reliability = ["{reliability}"]
+data_len = [{data_len}]
 pub_rate = [{rate}]
 latency_count = [1000]
 execution_time = {secs}
@@ -41,11 +48,13 @@ run_timeout = 180
 """
 
 
-def _campaign(tmp_path: Path, n: int, mode: str, rate: int, secs: int) -> dict:
+def _campaign(tmp_path: Path, n: int, mode: str, rate: int, secs: int,
+              reliability: str = "reliable", data_len: int = 100) -> dict:
     if not os.access(paths.NATIVE_AGENT, os.X_OK):
         pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
     sc = tmp_path / "fid.toml"
-    sc.write_text(SCENARIO.format(n=n, mode=mode, rate=rate, secs=secs))
+    sc.write_text(SCENARIO.format(n=n, mode=mode, rate=rate, secs=secs, reliability=reliability,
+                                  data_len=data_len))
     res = tmp_path / "res"
     run = subprocess.run([sys.executable, "-m", "mcastlab.cli", "run", str(sc), "--results",
                           str(res)], capture_output=True, text=True, timeout=560, check=False)
@@ -69,10 +78,18 @@ def test_paced_1x1_is_network_bound(tmp_path: Path) -> None:
     assert fid["window_s"] >= 3
 
 
-def test_unpaced_75x75_is_host_bound(tmp_path: Path) -> None:
+def test_unpaced_75x75_is_judged_on_its_window(tmp_path: Path) -> None:
+    """The study's heaviest cell: every sampler reports over the measurement window and the
+    verdict is the thresholds' (with Perftest's send window it has been network-bound on a
+    quiet machine, no socket drop and timer p99 3.7-4.3 ms; on a loaded one it may not be)."""
+    from experiments import fidelity
+
     r = _campaign(tmp_path, 75, "multicast", 0, 10)
     fid = r["fidelity"]
-    assert fid["bound"] == "host", fid
-    assert fid["reasons"], fid
-    assert fid["metrics"]["socket_drop_share"] > 0.01 or fid["metrics"]["wakeup_p99_us"] > 10000
-    assert any("socket buffers" in x or "wake-up" in x for x in fid["reasons"])
+    m = fid["metrics"]
+    for key in ("socket_drop_share", "wakeup_p99_us", "cpu_pressure_some_share",
+                "cpu_busy_share"):
+        assert m[key] is not None, (key, fid)
+    assert fid["window_s"] >= 1, fid  # measured 2.6 s: the last discovery ends late
+    bound, reasons = fidelity.judge(m, fidelity.Thresholds.from_dict(fid["thresholds"]))
+    assert (fid["bound"], fid["reasons"]) == (bound, reasons), fid
