@@ -6,10 +6,15 @@
     ns h3 (18 sub + 18 pub) --+
 
 150 processes on a 2-core machine, executionTime 30: every process must match all its
-peers and exit 0, and the whole run must end within 90 s of the first process start
+peers and exit 0, and the whole run must end within 180 s of the first process start
 (processes are spawned stopped and released together, so the spawning cost of the test
-harness is not counted). Reports discovery times and the total RSS. The native agent by
-default; ``MCASTLAB_TEST_AGENTS=fastdds`` runs it against the Fast DDS agent (conftest.py).
+harness is not counted). The limit was 90 s while the agent batched samples with Cyclone's
+own window and socket buffers (discovery 30-50 s); with Perftest's settings, measured on a
+quiet 2-core machine, discovery took 96.6 / 99.8 s (median / max, unicast) and 50.8 /
+60.1 s (multicast), last exit 94.9 s (multicast): the agents' own discovery bound is
+raised to 240 s here for the same reason. Reports discovery times and the total RSS. The
+native agent by default; ``MCASTLAB_TEST_AGENTS=fastdds`` runs it against the Fast DDS
+agent (conftest.py).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ pytestmark = [pytest.mark.netns, pytest.mark.slow]
 
 N = 75
 EXEC_S = 30
-LIMIT_S = 90
+LIMIT_S = 180
 
 
 def _cpu_steal() -> tuple[int, int]:
@@ -62,7 +67,8 @@ def test_75_publishers_75_subscribers(lab4: NetLab, agent: str, agent_kind: Agen
     # Perftest's 50 samples; and the discovery tuning of large tests, which Cyclone can apply
     # only to every writer at once (its README, "-scaleSettings"): with Perftest's 10 ms
     # heartbeats for the discovery writers too, 25 + 25 already took 13.5 s to discover.
-    args = ["-dataLen", "100", "-latencyCount", "1000", "-batchSize", "0", "-scaleSettings"]
+    args = ["-dataLen", "100", "-latencyCount", "1000", "-batchSize", "0", "-scaleSettings",
+            "-discoveryTimeout", "240"]
     if mode == "multicast":
         args.append("-multicast")
     stop, peak = threading.Event(), [0]
