@@ -38,8 +38,6 @@ params = {{ hosts = 4, snooping = true, querier = true }}
 [matrix]
 participants = [{n}]
 modes = ["{mode}"]
-reliability = ["{reliability}"]
-data_len = [{data_len}]
 pub_rate = [{rate}]
 latency_count = [1000]
 execution_time = {secs}
@@ -48,13 +46,11 @@ run_timeout = 180
 """
 
 
-def _campaign(tmp_path: Path, n: int, mode: str, rate: int, secs: int,
-              reliability: str = "reliable", data_len: int = 100) -> dict:
+def _campaign(tmp_path: Path, n: int, mode: str, rate: int, secs: int) -> dict:
     if not os.access(paths.NATIVE_AGENT, os.X_OK):
         pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
     sc = tmp_path / "fid.toml"
-    sc.write_text(SCENARIO.format(n=n, mode=mode, rate=rate, secs=secs, reliability=reliability,
-                                  data_len=data_len))
+    sc.write_text(SCENARIO.format(n=n, mode=mode, rate=rate, secs=secs))
     res = tmp_path / "res"
     run = subprocess.run([sys.executable, "-m", "mcastlab.cli", "run", str(sc), "--results",
                           str(res)], capture_output=True, text=True, timeout=560, check=False)
