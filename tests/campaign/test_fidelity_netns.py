@@ -80,12 +80,14 @@ def test_unpaced_75x75_is_judged_on_its_window(tmp_path: Path) -> None:
     quiet machine, no socket drop and timer p99 3.7-4.3 ms; on a loaded one it may not be)."""
     from experiments import fidelity
 
-    r = _campaign(tmp_path, 75, "multicast", 0, 10)
+    # 20 s: the agents' discovery spreads over 8-10 s here (the first publishers start
+    # sending while the last agents discover), which left a 10 s run 0.5-2.6 s of window.
+    r = _campaign(tmp_path, 75, "multicast", 0, 20)
     fid = r["fidelity"]
     m = fid["metrics"]
     for key in ("socket_drop_share", "wakeup_p99_us", "cpu_pressure_some_share",
                 "cpu_busy_share"):
         assert m[key] is not None, (key, fid)
-    assert fid["window_s"] >= 1, fid  # measured 2.6 s: the last discovery ends late
+    assert fid["window_s"] >= 5, fid
     bound, reasons = fidelity.judge(m, fidelity.Thresholds.from_dict(fid["thresholds"]))
     assert (fid["bound"], fid["reasons"]) == (bound, reasons), fid
