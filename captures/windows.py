@@ -51,11 +51,13 @@ from typing import Any
 
 from captures.coverage import PCAP_MAGICS
 
-# tcpdump starts this long before its window (listening took 0.1-1.2 s at 1x1..25x25 on 2
-# busy cores) and stops this long after it (it writes what its kernel buffer still
-# holds); the file is then cut to the window. A tcpdump that listens late moves its
-# window later (same length), and says so.
-START_LEAD_S = 3.0
+# tcpdump starts this long before its window and stops this long after it (it writes what
+# its kernel buffer still holds); the file is then cut to the window. Listening took
+# 0.1-1.2 s at 1x1..25x25 on 2 busy cores, but 3-7 s at 50x50 and 75x75 with the cores
+# saturated: with the default settle (5 s) the window's tcpdump starts as soon as the
+# measurement window opens. A tcpdump that listens late moves its window later (same
+# length, if it fits), and says so.
+START_LEAD_S = 8.0
 STOP_LAG_S = 1.0
 # A window's tcpdump: a kernel buffer that holds a whole window at these rates (25x25
 # unicast: 104 MB in 5 s) and a priority above the agents', so it keeps up.
@@ -343,6 +345,7 @@ class WindowedCapture:
         self.control: Any = None
         self.control_stats: dict[str, dict[str, Any]] = {}
         self.anchors: Anchors | None = None
+        self.late_anchors: Anchors | None = None  # full discovery seen after the first end
         self.closed_at: float | None = None
         self.windows: list[_Window] = []
         self.problems: list[str] = []
@@ -360,7 +363,10 @@ class WindowedCapture:
 
     # --- the runner's moments -----------------------------------------------------------
     def open_window(self, anchors: Anchors) -> None:
-        if self.anchors is not None or self._closed.is_set():
+        if self.anchors is not None:
+            return
+        if self._closed.is_set():  # every agent matched, but the first one ended before
+            self.late_anchors = anchors
             return
         self.anchors = anchors
         bound = anchors.first_stop - END_MARGIN_S
@@ -493,9 +499,17 @@ class WindowedCapture:
         a = self.anchors
         rec: dict[str, Any] = {"plan": self.plan.as_dict(), "windows": [],
                                "problems": list(self.problems)}
-        if a is None:
+        late = self.late_anchors
+        if a is None and late is not None:
+            rec["problems"].append(
+                "no capture window: the first agent ended before the runner saw every agent's "
+                f"discovery (the measurement window was {late.first_stop - late.all_discovered:.1f}"
+                " s from full discovery to the first publisher's end: the execution time leaves "
+                "no room after the spread of discovery)")
+        elif a is None:
             rec["problems"].append("no capture window: the measurement window never opened "
                                    "(not every agent reported discovery complete)")
+        if a is None:
             rec["text"] = "no capture window"
             return rec
         rec.update(all_discovered=_wall(a.all_discovered), first_stop=_wall(a.first_stop),

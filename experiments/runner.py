@@ -38,6 +38,7 @@ from experiments import (
     udpstats,
 )
 from experiments.agent_qos import evidence as agent_qos_evidence
+from experiments.discovery_watch import DiscoveryWatch
 from experiments.progress import Progress
 from experiments.resources import ResourceSampler
 from experiments.scenario import Scenario, ScenarioError, validate
@@ -639,6 +640,7 @@ class CampaignRunner:
         """
         last = 0.0
         matched: set[str] = set()
+        watch = DiscoveryWatch(agents_dir)
         # The capture windows' moments first: the monitor's reads the other servers of a
         # cluster over ssh (seconds), which must not delay or stretch the windows.
         if windows is not None and not show_discovery:
@@ -662,11 +664,8 @@ class CampaignRunner:
                 monitor.open_window()
             if now - last > (1 if len(matched) < len(procs) else 5):
                 last = now
-                for n in (procs.keys() - matched) if show_discovery else ():
-                    with contextlib.suppress(OSError):
-                        if "discovery complete" in (agents_dir / f"{n}.stderr").read_text(
-                                errors="replace"):
-                            matched.add(n)
+                if show_discovery:
+                    matched |= watch.poll(sorted(procs.keys() - matched))
                 if show_discovery and len(matched) < len(procs) and len(running) == len(procs):
                     prog.set_phase(f"discovery ({len(matched)}/{len(procs)} matched)")
                 else:

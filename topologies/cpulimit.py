@@ -49,9 +49,11 @@ RT_RUNTIME_US = 10_000  # realtime runtime per host per second (RT group schedul
 # receivers' UDP delivery that softirq work leaves to ksoftirqd, tcpdump, the samplers and
 # the runner. Measured: experiments/README.md, "Fixed-capacity hosts".
 PLANE_RESERVE_CORES = 0.4
-# A host idle less than this share of a window always had work (see window_shares): a
-# single busy loop that got 0.72 of its quota showed 7% of the window in neither its CPU
-# time nor its pressure (the counters' granularity).
+# A host idle less than this share of a window always had work (see window_shares). Pinned
+# hosts (cpu_pin) read exactly: a busy loop showed under 0.3% of the window in neither its
+# CPU time nor its pressure. Unpinned, 7-19%: the kernel weights each CPU's stall by that
+# CPU's busy time, so a task that migrates is undercounted, and an unpinned host starved
+# by 20-30% can read as one with idle time and pass. Pin hosts to judge starvation.
 BUSY_IDLE_SHARE = 0.15
 
 

@@ -41,8 +41,10 @@ modes = ["{mode}"]
 pub_rate = [{rate}]
 latency_count = [1000]
 execution_time = {secs}
+[agent]
+extra_args = ["-discoveryTimeout", "240"]
 [timing]
-run_timeout = 180
+run_timeout = 360
 """
 
 
@@ -53,7 +55,7 @@ def _campaign(tmp_path: Path, n: int, mode: str, rate: int, secs: int) -> dict:
     sc.write_text(SCENARIO.format(n=n, mode=mode, rate=rate, secs=secs))
     res = tmp_path / "res"
     run = subprocess.run([sys.executable, "-m", "mcastlab.cli", "run", str(sc), "--results",
-                          str(res)], capture_output=True, text=True, timeout=560, check=False)
+                          str(res)], capture_output=True, text=True, timeout=580, check=False)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     st = subprocess.run([sys.executable, "-m", "mcastlab.cli", "status", str(res), "--json"],
                         capture_output=True, text=True, timeout=60, check=True)
@@ -80,12 +82,16 @@ def test_unpaced_75x75_is_judged_on_its_window(tmp_path: Path) -> None:
     quiet machine, no socket drop and timer p99 3.7-4.3 ms; on a loaded one it may not be)."""
     from experiments import fidelity
 
-    r = _campaign(tmp_path, 75, "multicast", 0, 10)
+    # 20 s: the agents' discovery spreads over 8-10 s here (the first publishers start
+    # sending while the last agents discover), which left a 10 s run 0.5-2.6 s of window;
+    # the stragglers' discovery also took more than the agents' default 120 s (as in
+    # seed003-quick.toml: 240 s).
+    r = _campaign(tmp_path, 75, "multicast", 0, 20)
     fid = r["fidelity"]
     m = fid["metrics"]
     for key in ("socket_drop_share", "wakeup_p99_us", "cpu_pressure_some_share",
                 "cpu_busy_share"):
         assert m[key] is not None, (key, fid)
-    assert fid["window_s"] >= 1, fid  # measured 2.6 s: the last discovery ends late
+    assert fid["window_s"] >= 1, fid
     bound, reasons = fidelity.judge(m, fidelity.Thresholds.from_dict(fid["thresholds"]))
     assert (fid["bound"], fid["reasons"]) == (bound, reasons), fid

@@ -207,6 +207,28 @@ def test_anchors_from_the_agents_clocks() -> None:
     assert b.all_discovered == pytest.approx(50.3) and b.first_stop == pytest.approx(80.2)
 
 
+
+@pytest.mark.parametrize("seen_late", [False, True])
+def test_a_window_that_never_opened_says_why(tmp_path: Path, seen_late: bool) -> None:
+    """The first agent ended before the runner saw full discovery (measured at 75x75: 1.2 s
+    from the last agent's discovery to the first publisher's end): no tcpdump starts and
+    the record names the cause and the measurement window's length, not a missing line."""
+    cap = w.WindowedCapture(None, {"h1-eth0": ("h1", "h1-eth0")}, tmp_path,
+                            128, w.plan(30, 5, 5, 0))
+    cap.close_window()
+    if seen_late:
+        cap.open_window(anchors({"pub0": 10.0, "sub0": 10.0}, {"pub0": 2.0, "sub0": 30.8},
+                                30, opened=41.0))
+    cap.stop()
+    rec = cap.record()
+    assert rec["windows"] == [] and rec["text"] == "no capture window"
+    (problem,) = rec["problems"]
+    if seen_late:
+        assert "ended before the runner saw every agent's discovery" in problem, problem
+        assert "1.2 s from full discovery" in problem, problem
+    else:
+        assert "not every agent reported discovery complete" in problem, problem
+
 # ---- the cut ---------------------------------------------------------------------------
 @pytest.mark.parametrize("ns", [False, True])
 def test_trim_keeps_exactly_the_window(tmp_path: Path, ns: bool) -> None:

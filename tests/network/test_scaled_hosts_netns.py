@@ -8,10 +8,13 @@
 - **Isolation.** A CPU-bound 1 -> 1 (the native agent, reliable, 100 B, unpaced) between
   h1 and h2 keeps its throughput within 5% when h3 and h4 go from idle to saturated
   (busy loops beyond their quota): each host is a machine of its own.
-- **Proportionality.** The same 1 -> 1's throughput scales with C over 0.2-0.5: throughput
-  per core stays within 10% of its mean.
-- **Oversubscription caught.** Quotas the machine cannot honour (3 hosts x 0.9 cores on 2
-  CPUs: measured, each got 0.72-0.73 of its quota and was never throttled), and
+- **Proportionality.** A CPU-bound 1 -> 1's throughput scales with C over 0.2-0.5:
+  throughput per core stays within 10% of its mean. Best effort: measured within 3%
+  (0.97, 1.02, 1.01). A reliable 1 -> 1 is not a pure CPU load: its writer waits for the
+  acknowledgements of a reader whose host is throttled out of phase with its own, and it
+  got 8-15% less per core at 0.2 than at 0.5 (0.92, 1.00, 1.09).
+- **Oversubscription caught.** Quotas the machine cannot honour (3 hosts x 0.9 cores pinned
+  on 2 CPUs: measured, the two sharing a CPU got 0.55 of their quota), and
   unlimited load beside honourable quotas (4 x 0.4 with two busy loops outside every
   host), are judged unfaithful: the monitor names the starved host; with the quotas
   honoured and the hosts saturated the run is faithful and ``saturated``.
@@ -48,20 +51,22 @@ SECONDS = 4  # per 1 -> 1 measurement
 ROUNDS = 3  # alternations per comparison
 
 
-def _lan(cores: float, hosts: int = 4) -> Any:
-    return topologies.resolve("lan", {"hosts": hosts, "cpu": cores})
+def _lan(cores: float, hosts: int = 4, pin: bool = False) -> Any:
+    return topologies.resolve("lan", {"hosts": hosts, "cpu": cores, "cpu_pin": pin})
 
 
-def _throughput(net: Any, workdir: Path, tag: str) -> float:
+def _throughput(net: Any, workdir: Path, tag: str, seconds: int = SECONDS,
+                reliable: bool = True) -> float:
     """Samples/s of a 1 -> 1 h1 -> h2 (the subscriber's summary average)."""
     agent = str(paths.NATIVE_AGENT)
+    qos = [] if reliable else ["-bestEffort"]
     out = workdir / f"sub-{tag}.out"
     with out.open("wb") as fo:
         sub = net.popen("h2", [agent, "-sub", "-nic", net.host_ip("h2"), "-dataLen", "100",
-                               "-noPrintIntervals"], stdout=fo, stderr=fo)
+                               "-noPrintIntervals", *qos], stdout=fo, stderr=fo)
     with (workdir / f"pub-{tag}.out").open("wb") as fp:
         pub = net.popen("h1", [agent, "-pub", "-nic", net.host_ip("h1"), "-dataLen", "100",
-                               "-executionTime", str(SECONDS), "-noPrintIntervals"],
+                               "-executionTime", str(seconds), "-noPrintIntervals", *qos],
                         stdout=fp, stderr=fp)
     assert pub.wait(timeout=120) == 0, (workdir / f"pub-{tag}.out").read_text()[-800:]
     assert sub.wait(timeout=60) == 0, out.read_text()[-800:]
@@ -70,6 +75,13 @@ def _throughput(net: Any, workdir: Path, tag: str) -> float:
                   r"([\d.]+)", text, re.M)
     assert m, text[-800:]
     return float(m.group(1))
+
+
+def _ready(net: Any) -> Any:
+    """The network once its ports forward: agents started the moment it is built lose their
+    first discovery announcements and wait 28 s for the next ones (Cyclone's SPDP interval)."""
+    net.wait_converged(timeout=30)
+    return net
 
 
 def _busy(net: Any, hosts: list[str], loops: int) -> list[Any]:
@@ -102,6 +114,7 @@ def _agent() -> None:
 def test_isolation_from_saturated_neighbours(workdir: Path) -> None:
     _agent()
     with topologies.build(_lan(0.4), workdir=workdir) as net:
+        _ready(net)
         idle, loaded = [], []
         for i in range(ROUNDS):
             idle.append(_throughput(net, workdir, f"idle{i}"))
@@ -124,11 +137,12 @@ def test_isolation_from_saturated_neighbours(workdir: Path) -> None:
 def test_throughput_proportional_to_cores(workdir: Path) -> None:
     _agent()
     per_core: dict[float, list[float]] = {}
-    for i in range(2):
+    for i in range(ROUNDS):
         for cores in (0.2, 0.3, 0.5):
             with topologies.build(_lan(cores, hosts=2), workdir=workdir / f"{cores}-{i}") as net:
-                per_core.setdefault(cores, []).append(
-                    _throughput(net, workdir / f"{cores}-{i}", "p") / cores)
+                per_core.setdefault(cores, []).append(_throughput(
+                    _ready(net), workdir / f"{cores}-{i}", "p", seconds=6, reliable=False)
+                    / cores)
     med = {c: statistics.median(v) for c, v in per_core.items()}
     mean = statistics.mean(med.values())
     print("proportionality: samples/s per core " + ", ".join(
@@ -159,7 +173,11 @@ def test_saturated_hosts_with_honoured_quotas_are_faithful(workdir: Path) -> Non
 def test_quotas_beyond_the_machine_are_unfaithful(workdir: Path) -> None:
     cpus = cpulimit.machine_cpus()
     hosts = cpus + 1  # each 0.9 core: more than the machine has
-    spec = _lan(0.9, hosts=hosts)
+    # Pinned: unpinned, a busy loop that migrates between CPUs showed 8-19% of the window
+    # neither in its CPU time nor in its pressure (the kernel weights each CPU's stall by
+    # that CPU's busy time), so a starved host could read as one with idle time; pinned,
+    # under 0.3%, and the two hosts sharing a CPU got 0.55 of their quota.
+    spec = _lan(0.9, hosts=hosts, pin=True)
     assert cpulimit.spec_problem(spec)  # what a scenario would refuse at --check
     with topologies.build(spec, workdir=workdir) as net:
         busy = _busy(net, list(net.hosts), 1)
