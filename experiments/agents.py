@@ -147,6 +147,11 @@ PUBLISHER_BATCHING = ["-batchSize", "0"]
 NATIVE_SCALE = ["-scaleSettings"]
 NATIVE_KINDS = ("native", "native-asan")
 LARGE_TEST = 20  # participants (publishers + subscribers) above which the agent applies it
+# The mcastlab agents' own bound on discovery (120 s by default; Perftest waits without
+# one). At 75 + 75 on 2 cores discovery took 80-119 s unicast and the stragglers of an
+# unpaced multicast run more than 120 s: in large tests the agents wait up to 240 s and the
+# run's timeout is the limit (a scenario's extra_args may set another bound).
+LARGE_DISCOVERY_TIMEOUT = ["-discoveryTimeout", "240"]
 
 
 def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
@@ -197,6 +202,8 @@ def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
     if (cfg["agent"] in NATIVE_KINDS and pubs + subs > LARGE_TEST
             and NATIVE_SCALE[0] not in extra):
         args += NATIVE_SCALE
+    if native and pubs + subs > LARGE_TEST and LARGE_DISCOVERY_TIMEOUT[0] not in extra:
+        args += LARGE_DISCOVERY_TIMEOUT
     return args + extra
 
 

@@ -159,6 +159,24 @@ def test_native_large_tests_get_the_discovery_tuning(kind: str, count: int, extr
         assert spec.argv.count("-scaleSettings") == want, (spec.name, spec.argv)
 
 
+@pytest.mark.parametrize("kind,count,extra,want", [
+    ("native", 25, [], ["240"]), ("fastdds", 75, [], ["240"]), ("native", 10, [], []),
+    ("native", 75, ["-discoveryTimeout", "90"], ["90"]), ("rti", 75, [], [])])
+def test_large_tests_get_a_longer_discovery_bound(kind: str, count: int, extra: list[str],
+                                                  want: list[str], tmp_path: Path) -> None:
+    """Above 20 participants the mcastlab agents may discover for 240 s (their own
+    extension: real Perftest has no bound and refuses the option); a scenario's value wins."""
+    cfg = {"agent": kind, "publishers": count, "subscribers": count, "mode": "unicast",
+           "discovery": "spdp-multicast", "reliable": True, "data_len": 100, "domain": 0,
+           "latency_count": 1000, "execution_time": 10, "num_iter": None,
+           "test": "throughput", "agent_extra_args": extra,
+           "placement": {**{f"pub{i}": "h1" for i in range(count)},
+                         **{f"sub{i}": "h2" for i in range(count)}}}
+    for spec in agents.build(cfg, {"h1": "10.0.0.1", "h2": "10.0.0.2"}, tmp_path):
+        got = [spec.argv[i + 1] for i, a in enumerate(spec.argv) if a == "-discoveryTimeout"]
+        assert got == want, (spec.name, spec.argv)
+
+
 def test_extra_args_by_agent_kind() -> None:
     assert ao.check_extra_args(["-discoveryTimeout", "60"]) is None
     why = ao.check_extra_args(["-discoveryTimeout", "60"], "rti")
