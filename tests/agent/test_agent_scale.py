@@ -6,13 +6,15 @@
     ns h3 (18 sub + 18 pub) --+
 
 150 processes on a 2-core machine, executionTime 30: every process must match all its
-peers and exit 0, and the whole run must end within 180 s of the first process start
+peers and exit 0, and the whole run must end within 270 s of the first process start
 (processes are spawned stopped and released together, so the spawning cost of the test
 harness is not counted). The limit was 90 s while the agent batched samples with Cyclone's
 own window and socket buffers (discovery 30-50 s); with Perftest's settings, measured on a
 quiet 2-core machine, discovery took 96.6 / 99.8 s (median / max, unicast) and 50.8 /
-60.1 s (multicast), last exit 94.9 s (multicast): the agents' own discovery bound is
-raised to 240 s here for the same reason. Reports discovery times and the total RSS. The
+60.1 s (multicast), last exit 94.9 s (multicast); in later runs on this machine up to
+118.5 / 119.5 s and 136.8 / 140.1 s (unicast), last exit 153.7-175.3 s. So the agents'
+own discovery bound is 240 s here (as the runner gives large tests) and the limit is that
+plus the 30 s of data. Reports discovery times and the total RSS. The
 native agent by default; ``MCASTLAB_TEST_AGENTS=fastdds`` runs it against the Fast DDS
 agent (conftest.py).
 """
@@ -37,7 +39,7 @@ pytestmark = [pytest.mark.netns, pytest.mark.slow]
 
 N = 75
 EXEC_S = 30
-LIMIT_S = 180
+LIMIT_S = 270  # the agents' discovery bound (240 s) + EXEC_S
 
 
 def _cpu_steal() -> tuple[int, int]:
