@@ -499,17 +499,15 @@ class WindowedCapture:
         a = self.anchors
         rec: dict[str, Any] = {"plan": self.plan.as_dict(), "windows": [],
                                "problems": list(self.problems)}
-        late = self.late_anchors
-        if a is None and late is not None:
+        if a is None:
+            late = self.late_anchors
             rec["problems"].append(
+                "no capture window: the measurement window never opened (not every agent "
+                "reported discovery complete)" if late is None else
                 "no capture window: the first agent ended before the runner saw every agent's "
                 f"discovery (the measurement window was {late.first_stop - late.all_discovered:.1f}"
                 " s from full discovery to the first publisher's end: the execution time leaves "
                 "no room after the spread of discovery)")
-        elif a is None:
-            rec["problems"].append("no capture window: the measurement window never opened "
-                                   "(not every agent reported discovery complete)")
-        if a is None:
             rec["text"] = "no capture window"
             return rec
         rec.update(all_discovered=_wall(a.all_discovered), first_stop=_wall(a.first_stop),

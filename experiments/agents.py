@@ -199,11 +199,11 @@ def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
         if latency_file is not None:
             args += ["-latencyFile", str(latency_file)]
     extra = list(cfg.get("agent_extra_args", []))
-    if (cfg["agent"] in NATIVE_KINDS and pubs + subs > LARGE_TEST
-            and NATIVE_SCALE[0] not in extra):
-        args += NATIVE_SCALE
-    if native and pubs + subs > LARGE_TEST and LARGE_DISCOVERY_TIMEOUT[0] not in extra:
-        args += LARGE_DISCOVERY_TIMEOUT
+    if pubs + subs > LARGE_TEST:  # what large tests need, unless the scenario gave it
+        for wanted, option in ((cfg["agent"] in NATIVE_KINDS, NATIVE_SCALE),
+                               (native, LARGE_DISCOVERY_TIMEOUT)):
+            if wanted and option[0] not in extra:
+                args += option
     return args + extra
 
 

@@ -142,6 +142,18 @@ def test_rti_peer_form_for_many_participants_per_host(tmp_path: Path) -> None:
     assert "-numSubscribers" not in sub and "-latencyCount" not in sub
 
 
+def _count_by_count(kind: str, count: int, extra: list[str], mode: str,
+                    tmp_path: Path) -> list[agents.ProcSpec]:
+    """The processes of a count x count run, publishers on h1 and subscribers on h2."""
+    cfg = {"agent": kind, "publishers": count, "subscribers": count, "mode": mode,
+           "discovery": "spdp-multicast", "reliable": True, "data_len": 100, "domain": 0,
+           "latency_count": 1000, "execution_time": 10, "num_iter": None,
+           "test": "throughput", "agent_extra_args": extra,
+           "placement": {**{f"pub{i}": "h1" for i in range(count)},
+                         **{f"sub{i}": "h2" for i in range(count)}}}
+    return agents.build(cfg, {"h1": "10.0.0.1", "h2": "10.0.0.2"}, tmp_path)
+
+
 @pytest.mark.parametrize("kind,count,extra,want", [
     ("native", 25, [], 1), ("native-asan", 75, [], 1), ("native", 10, [], 0),
     ("native", 25, ["-scaleSettings"], 1), ("fastdds", 75, [], 0), ("rti", 75, [], 0)])
@@ -149,13 +161,7 @@ def test_native_large_tests_get_the_discovery_tuning(kind: str, count: int, extr
                                                       want: int, tmp_path: Path) -> None:
     """Cyclone's heartbeat and socket buffers are per domain: above 20 participants the
     runner gives every native agent -scaleSettings (once, also when extra_args has it)."""
-    cfg = {"agent": kind, "publishers": count, "subscribers": count, "mode": "multicast",
-           "discovery": "spdp-multicast", "reliable": True, "data_len": 100, "domain": 0,
-           "latency_count": 1000, "execution_time": 10, "num_iter": None,
-           "test": "throughput", "agent_extra_args": extra,
-           "placement": {**{f"pub{i}": "h1" for i in range(count)},
-                         **{f"sub{i}": "h2" for i in range(count)}}}
-    for spec in agents.build(cfg, {"h1": "10.0.0.1", "h2": "10.0.0.2"}, tmp_path):
+    for spec in _count_by_count(kind, count, extra, "multicast", tmp_path):
         assert spec.argv.count("-scaleSettings") == want, (spec.name, spec.argv)
 
 
@@ -166,13 +172,7 @@ def test_large_tests_get_a_longer_discovery_bound(kind: str, count: int, extra: 
                                                   want: list[str], tmp_path: Path) -> None:
     """Above 20 participants the mcastlab agents may discover for 240 s (their own
     extension: real Perftest has no bound and refuses the option); a scenario's value wins."""
-    cfg = {"agent": kind, "publishers": count, "subscribers": count, "mode": "unicast",
-           "discovery": "spdp-multicast", "reliable": True, "data_len": 100, "domain": 0,
-           "latency_count": 1000, "execution_time": 10, "num_iter": None,
-           "test": "throughput", "agent_extra_args": extra,
-           "placement": {**{f"pub{i}": "h1" for i in range(count)},
-                         **{f"sub{i}": "h2" for i in range(count)}}}
-    for spec in agents.build(cfg, {"h1": "10.0.0.1", "h2": "10.0.0.2"}, tmp_path):
+    for spec in _count_by_count(kind, count, extra, "unicast", tmp_path):
         got = [spec.argv[i + 1] for i, a in enumerate(spec.argv) if a == "-discoveryTimeout"]
         assert got == want, (spec.name, spec.argv)
 
