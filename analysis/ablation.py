@@ -1,4 +1,4 @@
-"""Ablations: which factor, switched alone, changes multicast's penalty (issue: explanations).
+"""Ablations: which factor, switched alone, changes multicast's penalty.
 
 A campaign whose matrix varies named factors — topology variants (e.g. IGMP snooping off),
 placement variants (participants per host), reliability, the DDS implementation, the host

@@ -1,4 +1,4 @@
-"""Benchmark (issue 6, acceptance 4): analysis of 10 M latency samples over 12 configurations.
+"""Benchmark: analysis of 10 M latency samples over 12 configurations.
 
     .venv/bin/python -m analysis.benchmark [--samples 10000000] [--keep DIR]
 

@@ -294,13 +294,13 @@ def unit_t_intervals(
 ) -> dict[str, tuple[float, float]]:
     """Intervals with the units (runs) as clusters and Student's t on ``units − 1`` df.
 
-    A percentile bootstrap over 5–10 runs under-covers (issue 15: 86% at 5 runs, 90% at
-    10 for a nominal 95%): its variance lacks the factor k/(k − 1) and its quantiles
-    assume a normal, not a t, reference. Here the pooled mean is a ratio estimator over
-    the units, with the usual linearised (cluster) variance; a quantile's interval is
-    Woodruff's: the t interval of the pooled ECDF at the estimated quantile, mapped back
-    through the pooled ECDF. Hand-written (a few lines): scipy has the t distribution but
-    no cluster ratio or Woodruff interval.
+    A percentile bootstrap over 5–10 runs under-covers (86% at 5 runs, 90% at 10 for a
+    nominal 95%): its variance lacks the factor k/(k − 1) and its quantiles assume a normal,
+    not a t, reference. Here the pooled mean is a ratio estimator over the units, with the
+    usual linearised (cluster) variance; a quantile's interval is Woodruff's: the t interval
+    of the pooled ECDF at the estimated quantile, mapped back through the pooled ECDF.
+    Hand-written (a few lines): scipy has the t distribution but no cluster ratio or
+    Woodruff interval.
     """
     k = int(binned.sizes.size)
     total = float(binned.sizes.sum())

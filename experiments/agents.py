@@ -9,13 +9,13 @@ real Perftest gets ``-peer N@address`` so that more than 5 participants per host
 contacted. ``ddsperf`` (Cyclone's own tool, a reference) gets its own command line and a
 Cyclone configuration in ``CYCLONEDDS_URI``.
 
-A run with ``fanout = "joined-only"`` (issue 12) gives every agent the IP_MULTICAST_ALL=0
-shim in ``LD_PRELOAD`` (perftest-wrappers/mcastall) and ``MCASTLAB_MCASTALL_LOG=1``, so each
-agent's stderr says the shim was active; the runner checks it (:func:`shim_evidence`).
+A run with ``fanout = "joined-only"`` gives every agent the IP_MULTICAST_ALL=0 shim in
+``LD_PRELOAD`` (perftest-wrappers/mcastall) and ``MCASTLAB_MCASTALL_LOG=1``, so each agent's
+stderr says the shim was active; the runner checks it (:func:`shim_evidence`).
 
-Same-host pairs (issue 20): ``same_host = "udp"`` (the default) gives every Perftest agent
-``-transport UDPv4``; ``"shm"`` gives none, Perftest's own default (UDPv4|SHMEM). Each agent
-prints the transport it really uses (``config: transport ...``; experiments/samehost.py).
+Same-host pairs: ``same_host = "udp"`` (the default) gives every Perftest agent ``-transport
+UDPv4``; ``"shm"`` gives none, Perftest's own default (UDPv4|SHMEM). Each agent prints the
+transport it really uses (``config: transport ...``; experiments/samehost.py).
 """
 
 from __future__ import annotations

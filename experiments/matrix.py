@@ -15,7 +15,7 @@ agent: ``lan-rel-100B-fanout-joined-only-3x3-multicast-r1``; runs with the kerne
 default are named only when the axis has both values, and their configuration has no
 ``fanout`` key (absent means "kernel"), so existing campaigns keep their ids and resume.
 
-The same-host transport axis (``[matrix] same_host``, issue 20) too:
+The same-host transport axis (``[matrix] same_host``) too:
 ``lan-rel-100B-fastdds-samehost-shm-3x3-unicast-r1``; "udp" runs have no ``same_host`` key.
 
 ``[matrix] design = "one-at-a-time"`` keeps only the runs that change at most one of the

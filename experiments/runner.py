@@ -476,8 +476,8 @@ class CampaignRunner:
                 out["udp"] = udpstats.delta(
                     {h: c["Udp"] for h, c in snmp_before.items()},
                     {h: c["Udp"] for h, c in snmp_after.items()})
-                # Issue 12: socket deliveries per UDP datagram arriving at each host, and
-                # receive drops per socket by role (experiments/sockstats.py).
+                # Host socket fan-out: socket deliveries per UDP datagram arriving at each
+                # host, and receive drops per socket by role (experiments/sockstats.py).
                 out["host_fanout"] = {h: sockstats.fanout(snmp_before[h], snmp_after[h])
                                       for h in snmp_after if h in snmp_before}
                 netdev = ({h: c["NetDev"] for h, c in snmp_before.items()},
@@ -541,7 +541,7 @@ class CampaignRunner:
                                for n, c in exit_codes.items() if c != 0}
         out["fanout"] = self._fanout_evidence(cfg, work / "agents", exit_codes)
         out["agent_qos"] = agent_qos_evidence(cfg, work / "agents", exit_codes)
-        if exit_codes:  # issue 20: transports, same-host pairs, data by path
+        if exit_codes:  # transports, same-host pairs, data by path
             before, after = netdev or ({}, {})
             out["same_host"] = samehost.evidence(cfg, work / "agents", before, after)
         out["throughput_rows"] = {}

@@ -1,5 +1,5 @@
-"""Evidence of a run's same-host pairs (issue 20): which transport each agent used, how
-many publisher→subscriber pairs shared an emulated host, and which path carried the data.
+"""Evidence of a run's same-host pairs: which transport each agent used, how many
+publisher→subscriber pairs shared an emulated host, and which path carried the data.
 
 Same-host traffic never reaches a capture on the host's link, so the evidence comes from:
 

@@ -34,14 +34,15 @@ MODES = ("unicast", "multicast")
 DISCOVERIES = ("spdp-multicast", "unicast-peers")
 RELIABILITIES = ("reliable", "best-effort")
 TESTS = ("throughput", "latency")
-# Host socket fan-out (issue 12): "kernel" leaves the agents' sockets as the kernel makes
-# them (IP_MULTICAST_ALL = 1: a multicast datagram goes to every socket bound to its port
-# once any socket of the host joined its group); "joined-only" preloads the shim of
-# perftest-wrappers/mcastall (IP_MULTICAST_ALL = 0: a socket gets only the groups it joined).
+# Host socket fan-out: "kernel" leaves the agents' sockets as the kernel makes them
+# (IP_MULTICAST_ALL = 1: a multicast datagram goes to every socket bound to its port once
+# any socket of the host joined its group); "joined-only" preloads the shim of
+# perftest-wrappers/mcastall (IP_MULTICAST_ALL = 0: a socket gets only the groups it
+# joined).
 Fanout = Literal["kernel", "joined-only"]
 FANOUTS: tuple[str, ...] = get_args(Fanout)
-# Same-host pairs (issue 20): "udp" (every agent gets -transport UDPv4: same-host pairs over
-# UDP loopback, or multicast looped back by the kernel) or "shm" (no -transport: Perftest's
+# Same-host pairs: "udp" (every agent gets -transport UDPv4: same-host pairs over UDP
+# loopback, or multicast looped back by the kernel) or "shm" (no -transport: Perftest's
 # default, UDPv4|SHMEM; same-host pairs take the implementation's shared memory where it
 # uses it). Agents without a shared-memory transport cannot run "shm" (SHM_MISSING).
 SameHost = Literal["udp", "shm"]
@@ -501,7 +502,7 @@ class Scenario(_Strict):
     capture: Capture = Field(default_factory=Capture)
     fidelity: Fidelity = Field(default_factory=Fidelity)
     resources: bool = True  # sample CPU and RSS of every agent process
-    cluster: Cluster | None = None  # several servers (issue 16); absent: this machine
+    cluster: Cluster | None = None  # several servers; absent: this machine
     # `mcastlab run --quick`: overrides merged into the tables above (a short variant of
     # the campaign, used by tests); the campaign name gets a "-quick" suffix.
     quick: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -1,9 +1,9 @@
 """Receive evidence per socket and per host, from ``/proc/net/udp`` and ``/proc/net/snmp``.
 
-Host socket fan-out (issue 12): every DDS participant of a host binds the same RTPS
-multicast port, and with ``IP_MULTICAST_ALL`` at its default (1) the kernel queues a copy
-of each multicast datagram on every socket bound to that port once any socket of the host
-joined the group. Two views of it, both from the host's own kernel:
+Host socket fan-out: every DDS participant of a host binds the same RTPS multicast port, and
+with ``IP_MULTICAST_ALL`` at its default (1) the kernel queues a copy of each multicast
+datagram on every socket bound to that port once any socket of the host joined the group.
+Two views of it, both from the host's own kernel:
 
 - per host, the **fan-out factor**: socket deliveries per UDP datagram arriving at the host
   (:func:`fanout`), from two readings of the namespace's ``/proc/net/snmp``;

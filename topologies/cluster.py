@@ -1,4 +1,4 @@
-"""A topology's nodes on several real servers, controlled over ssh (issue 16).
+"""A topology's nodes on several real servers, controlled over ssh.
 
    server 1: "localhost" (the controller)          server 2: ssh root@10.0.0.2
    +-------------------------------------+         +-------------------------------------+

@@ -589,10 +589,10 @@ void echo_thread()
   }
 }
 
-// Samples by origin (issue 20): from writers on this host, as Fast DDS itself decides it
-// (bytes 2 and 3 of a GUID prefix are the participant's host id, RTPSDomain.cpp), or from
-// other hosts. Shared memory can carry only the first; the runner sets them beside the
-// kernel's counters of each path.
+// Samples by origin: from writers on this host, as Fast DDS itself decides it (bytes 2 and
+// 3 of a GUID prefix are the participant's host id, RTPSDomain.cpp), or from other hosts.
+// Shared memory can carry only the first; the runner sets them beside the kernel's counters
+// of each path.
 uint64_t samples_same_host = 0, samples_other_hosts = 0;  // guarded as on_data's sample
 
 bool from_this_host(const SampleInfo &info)

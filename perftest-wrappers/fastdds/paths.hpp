@@ -1,10 +1,9 @@
-// Which path carried the user data a participant received (issue 20): Fast DDS's
-// shared-memory transport, UDP from this host (unicast over lo, or multicast the kernel
-// looped back) or UDP from another host (the emulated network). Each transport the agent
-// registers is wrapped in a counting ChainingTransport that reads, in every RTPS message it
-// hands up, the DATA submessages (and first DATA_FRAG fragments) of user writers
-// (rtps_count.hpp); the message then goes on unchanged. A sample carried on two paths is
-// counted on both.
+// Which path carried the user data a participant received: Fast DDS's shared-memory
+// transport, UDP from this host (unicast over lo, or multicast the kernel looped back) or
+// UDP from another host (the emulated network). Each transport the agent registers is
+// wrapped in a counting ChainingTransport that reads, in every RTPS message it hands up,
+// the DATA submessages (and first DATA_FRAG fragments) of user writers (rtps_count.hpp);
+// the message then goes on unchanged. A sample carried on two paths is counted on both.
 #pragma once
 
 #include <cstdint>

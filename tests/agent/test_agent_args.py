@@ -54,7 +54,7 @@ def test_bad_arguments_exit_2_with_one_line_naming_the_option(
 
 
 def test_transport_values_follow_the_middleware(agent: str, agent_kind: AgentKind) -> None:
-    """Issue 20: -transport UDPv4 everywhere; SHMEM only where the middleware has shared
+    """-transport UDPv4 everywhere; SHMEM only where the middleware has shared
     memory (Fast DDS), refused with the reason elsewhere (Cyclone DDS 0.10.2). An option
     after it that is wrong shows whether -transport itself was accepted."""
     r = run(agent, "-pub", "-transport", "SHMEM", "-frobnicate")

@@ -1,6 +1,6 @@
-"""The agents in real network namespaces (acceptance 1, 2, 3, 6 and 7 of issue 2), each test
-once per agent: the native agent (Cyclone DDS) and the Fast DDS agent (issue 13; agent
-differences in agentkinds.py). Plus the shared-memory bypass test of issue 13.
+"""The agents in real network namespaces, each test once per agent: the native agent
+(Cyclone DDS) and the Fast DDS agent (agent differences in agentkinds.py). Plus the
+shared-memory bypass test.
 
     ns h0 ---+            (publishers from h0, subscribers from h1, round-robin)
     ns h1 ---+--- Linux bridge (root namespace, tagged name, no IGMP snooping)
@@ -38,7 +38,9 @@ def test_reliable_throughput_no_loss_latency_rotation(
     request: pytest.FixtureRequest, lab4: NetLab, tmp_path: Path, agent_kind: AgentKind,
     build: str, mode: str, pubs: int, subs: int,
 ) -> None:
-    """Acceptance 1 (and 7 with the ASan build)."""
+    """Reliable throughput, unicast and multicast: no loss, every sample counted, latency
+    pings answered by every subscriber in turn (and no sanitizer report with the ASan
+    build)."""
     agent = request.getfixturevalue("agent_asan" if build == "asan" else "agent")
     latfile = tmp_path / "pub0.latency.txt"
     args = ["-dataLen", "100", "-latencyCount", str(LATENCY_COUNT)]
@@ -77,7 +79,7 @@ def test_reliable_throughput_no_loss_latency_rotation(
 
 
 def test_best_effort_over_limited_link_counts_gaps(lab2: NetLab, agent: str) -> None:
-    """Acceptance 2: 1→1 best effort through a 20 Mbit/s TBF: the loss the subscriber
+    """1→1 best effort through a 20 Mbit/s TBF: the loss the subscriber
     reports equals the sequence numbers it never saw (received + lost == sent)."""
     lab2.limit_rate(0, "20mbit")
     res = run_agents(lab2, agent, 1, 1, ["-bestEffort", "-dataLen", "1000", "-batchSize", "0"],
@@ -100,7 +102,7 @@ SIZES = [2**k for k in range(5, 15)] + [65536, 524288]
 
 
 def test_latency_test_size_sweep(lab2: NetLab, agent: str) -> None:
-    """Acceptance 3: -latencyTest 1→1 from 32 B to 16 KB, 64 KB and 512 KB."""
+    """-latencyTest 1→1 from 32 B to 16 KB, 64 KB and 512 KB."""
     medians = {}
     for size in SIZES:
         res = run_agents(lab2, agent, 1, 1, ["-latencyTest", "-dataLen", str(size)],
@@ -138,7 +140,7 @@ def _start(lab: NetLab, i: int, argv: list[str], logs: Path,
 
 
 def test_never_appearing_and_dying_peers(lab2: NetLab, agent: str, tmp_path: Path) -> None:
-    """Acceptance 6: bounded waits with non-zero exits naming who was missing."""
+    """Bounded waits with non-zero exits naming who was missing."""
     def common(finish_s: int) -> list[str]:
         # both counts, as the campaign runner gives them to the native agent (NATIVE_CROSS_ROLE)
         return ["-numPublishers", "1", "-numSubscribers", "2", "-noPrintConfig",
@@ -179,7 +181,7 @@ def test_never_appearing_and_dying_peers(lab2: NetLab, agent: str, tmp_path: Pat
 @pytest.mark.parametrize("victim", ["pub", "sub"])
 def test_sigterm_prints_summary_and_exits_0(lab2: NetLab, agent: str, victim: str,
                                             tmp_path: Path) -> None:
-    """Acceptance 6: SIGTERM mid-run prints the summary so far and exits 0 promptly.
+    """SIGTERM mid-run prints the summary so far and exits 0 promptly.
 
     "Mid-run": once the subscriber has printed an interval with samples and publisher 0 a
     latency row (an echo came back), so the summaries have something to report."""
@@ -272,7 +274,7 @@ def test_data_path_on_the_wire(lab4: NetLab, agent: str, tmp_path: Path, mode: s
 
 
 def test_no_shared_memory_bypass(lab2: NetLab, agent: str, agent_kind: AgentKind) -> None:
-    """Issue 13, acceptance 2, and issue 20, acceptance 2, for every -transport the agent
+    """No shared-memory bypass of the emulated network, for every -transport the agent
     has (none: Perftest's default, UDPv4|SHMEM where the middleware has shared memory):
     with host 1's bridge port down, a publisher on host 0 and a subscriber on host 1
     exchange nothing (both give up discovery, exit 1, the subscriber prints no data); with

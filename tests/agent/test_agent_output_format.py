@@ -1,5 +1,5 @@
-"""The agents print RTI Perftest 4.3's output byte for byte (issue 10, acceptance 1; both
-agents, issue 13).
+"""The agents print RTI Perftest 4.3's output byte for byte (both
+agents).
 
     ns h0: publishers 0 and 1 ---+--- Linux bridge --- ns h1: subscriber 0
 

@@ -1,4 +1,4 @@
-"""Acceptance 4 of issue 2: 75 publishers + 75 subscribers on 4 namespaces, one bridge.
+"""75 publishers + 75 subscribers on 4 namespaces, one bridge.
 
     ns h0 (19 sub + 19 pub) --+
     ns h1 (19 sub + 19 pub) --+-- Linux bridge (root namespace)

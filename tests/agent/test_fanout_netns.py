@@ -1,4 +1,4 @@
-"""Host socket fan-out, measured and removed (issue 12, acceptance 2).
+"""Host socket fan-out, measured and removed.
 
 ::
 

@@ -152,7 +152,7 @@ def test_wrapper_respects_the_callers_choices(fake_rti: dict[str, str],
              tmp_path)
     argv, _ = _final_argv(p.stdout)
     assert argv == ["-PUB", "-batch", "8192", "-qosF", "/x.xml", "-transport", "UDPv4"]
-    # Issue 20: the transport follows the caller; none is Perftest's default, said aloud.
+    # The transport follows the caller; none is Perftest's default, said aloud.
     p = _run(RUN, ["-sub", "-transport", "SHMEM"], env, tmp_path)
     assert _final_argv(p.stdout)[0] == ["-sub", "-transport", "SHMEM", "-qosFile",
                                         str(Path(fake_rti["PERFTEST_HOME"]) /

@@ -1,4 +1,4 @@
-"""Ablations (issue 12): which factor, switched alone, changes multicast's penalty.
+"""Ablations: which factor, switched alone, changes multicast's penalty.
 
 Pure logic first (what switching does to the penalty, from the two verdicts and the
 interaction test), then the matrix's one-at-a-time design (baseline plus each factor
@@ -178,11 +178,11 @@ def test_report_and_json_carry_the_ablation(two_agents: Analysis, tmp_path: Path
 
 
 def test_same_host_switch_pairs_within_its_implementation(tmp_path: Path) -> None:
-    """Issue 20: "shm" runs on Fast DDS only (the native agent has no shared memory), so
-    the H-shm cell pairs Fast DDS's "shm" runs with Fast DDS's "udp" runs, and the
+    """Same-host pairs: "shm" runs on Fast DDS only (the native agent has no shared memory),
+    so the H-shm cell pairs Fast DDS's "shm" runs with Fast DDS's "udp" runs, and the
     implementation cell native with Fast DDS, both on "udp". Known answers: Fast DDS over
-    UDP loses with multicast as the native agent does (no change shown), with shared
-    memory multicast wins (the penalty reversed, H-shm)."""
+    UDP loses with multicast as the native agent does (no change shown), with shared memory
+    multicast wins (the penalty reversed, H-shm)."""
     out = write_campaign(
         tmp_path / "c", counts=(3,), seconds=10, pings_per_s=50, repetitions=4,
         run_sd=0.02, campaign="shm",

@@ -1,4 +1,4 @@
-"""Known answers for the dominance decision (issue 6, acceptance 1).
+"""Known answers for the dominance decision.
 
 Synthetic series are AR(1) on the log scale, autocorrelated like real latency series.
 Every draw is seeded, so each run of the suite checks the same cases.
@@ -108,7 +108,7 @@ def test_false_verdicts_at_most_nominal_rate(n, phi, runs, draws):
 
 
 def test_false_verdicts_with_unequal_n_and_autocorrelation():
-    """Issue 15, defect 2: unicast 25,000 samples with AR(1) φ = 0.995, multicast 100,000
+    """Unicast 25,000 samples with AR(1) φ = 0.995, multicast 100,000
     with φ = 0.9, identical marginal distributions (the slower, burstier mode has fewer
     samples). Exchanging blocks between the modes pools their variances (Chung & Romano):
     the block-permutation test alone called a difference in 74 of these 200 draws (37%).
@@ -179,7 +179,7 @@ def test_exact_permutation_with_few_units():
 
 
 def test_every_crossover_is_reported_with_its_interval_and_ecdf_ends():
-    """Issue 15, defect 6: two true crossings (multicast: a narrower body plus 15% slow
+    """Two true crossings (multicast: a narrower body plus 15% slow
     bursts against a normal unicast, on the log scale): both are reported, each true
     crossing lies in its interval, and each mode's ECDF at the interval's ends brackets its
     value at the crossing. (Before: one point from the last sign change, mass without
@@ -250,7 +250,7 @@ def test_no_crossover_point_from_a_noisy_sign_change():
 
 @pytest.mark.parametrize("runs", [5, 10])
 def test_interval_coverage_with_runs_as_units(runs):
-    """Issue 15, defect 8: with runs as the units (≥ 5 per configuration) the mean and
+    """With runs as the units (≥ 5 per configuration) the mean and
     median intervals are cluster t intervals (Woodruff for the median), not a percentile
     bootstrap over 5–10 runs (which covered 86% and 90%). Runs share an offset of SD 0.1
     on the log scale; the target is the mixture over runs (median 1, log-symmetric)."""
@@ -272,10 +272,10 @@ def test_interval_coverage_with_runs_as_units(runs):
 
 @pytest.mark.parametrize("runs", [5, 10])
 def test_per_subscriber_intervals_treat_runs_as_clusters(runs):
-    """Issue 15, defect 7: 10 subscribers per run share the run's conditions (a run effect
+    """10 subscribers per run share the run's conditions (a run effect
     of SD 0.1 on the log scale, 60 autocorrelated seconds each). With runs as clusters
     (analyse.py's per-subscriber summary) the 95% interval of the mean covers 92–98%;
-    resampling the subscribers' blocks as if independent covered 26% (issue 15)."""
+    resampling the subscribers' blocks as if independent covered 26%."""
     rng = np.random.default_rng(60 + runs)
     sd, run_sd, draws = 0.2, 0.1, 300
     true = float(np.exp((sd**2 + run_sd**2) / 2)) * 1000.0

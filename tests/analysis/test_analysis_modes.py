@@ -1,11 +1,11 @@
 """Known answers for the verdicts about the modes (analysis/modes.py): runs as the unit.
 
-The failing baselines (issue "Trustworthy verdicts, the statistics", measured by
-simulation): identical modes with a per-run log offset of SD 0.05 gave 24% false verdicts
-with one run per mode and 18% with 3 runs pooled as blocks; 6 counts × 2 metrics at α =
-0.05 each gave a false verdict in 46% of tables. Here every false-verdict rate must stay
-within 7% (the binomial upper bound for 5% at 200 draws), and t intervals over 5 and 10
-runs must cover 92–98% of the time.
+The failing baselines (the earlier statistics, measured by simulation): identical modes
+with a per-run log offset of SD 0.05 gave 24% false verdicts with one run per mode and 18%
+with 3 runs pooled as blocks; 6 counts × 2 metrics at α = 0.05 each gave a false verdict
+in 46% of tables. Here every false-verdict rate must stay within 7% (the binomial upper
+bound for 5% at 200 draws), and t intervals over 5 and 10 runs must cover 92–98% of the
+time.
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def test_tail_reversal_is_reported(tmp_path) -> None:
 
 
 def test_wire_evidence_says_differs_with_intervals_over_runs() -> None:
-    """Issue 15, defect 9: wire metrics get a Welch interval over runs when runs repeat; a
+    """Wire metrics get a Welch interval over runs when runs repeat; a
     metric whose runs do not show a difference is not named; packet rates, which differ by
     design (unicast sends one copy per reader), are listed apart and never singled out as
     "the largest difference"; nothing is worded as a cause."""

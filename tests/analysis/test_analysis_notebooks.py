@@ -1,4 +1,4 @@
-"""Notebooks run headless against the fixture campaign and write their figures (acceptance 3)."""
+"""Notebooks run headless against the fixture campaign and write their figures."""
 
 from __future__ import annotations
 

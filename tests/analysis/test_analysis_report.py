@@ -1,4 +1,4 @@
-"""`mcastlab report` on the fixture campaign (acceptance 2 and 5)."""
+"""`mcastlab report` on the fixture campaign."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_known_answers_on_the_synthetic_fixture(report, any_campaign):
 
 def test_study_matrix_verdict_table(tmp_path: Path):
     """seed003-quick's shape (1 to 75 participants, both modes) gives one qualified row per
-    count, with its wire evidence (acceptance 5 on a synthetic stand-in)."""
+    count, with its wire evidence (on a synthetic stand-in for that campaign)."""
     counts = (1, 3, 10, 25, 50, 75)
     camp = write_campaign(tmp_path / "seed003-like", counts=counts, seconds=20, pings_per_s=50,
                           repetitions=3, run_sd=0.03)
@@ -138,7 +138,7 @@ SEED003 = REPO / "results" / "seed003-quick"
 
 @pytest.mark.skipif(not (SEED003 / "campaign.json").exists(), reason="no seed003-quick results")
 def test_seed003_quick_verdict_table(tmp_path: Path):
-    """Acceptance 5 on the real campaign, when `make run` has produced it."""
+    """The same verdict table on the real campaign, when `make run` has produced it."""
     res = generate(SEED003, tmp_path / "out")
     verdicts = pd.read_csv(res.out_dir / "tables" / "verdicts.csv")
     assert {"1×1", "3×3", "10×10", "25×25", "50×50", "75×75"} <= set(verdicts["participants"])

@@ -1,4 +1,4 @@
-"""Perftest 4.3's role rules over every command line the runner can build (issue 10, acceptance 2).
+"""Perftest 4.3's role rules over every command line the runner can build.
 
 The rules are experiments/agent_options.py's table, written from rtiperftest 4.3's
 ParameterManager.cxx: a publisher-only option given with -sub (or a subscriber-only one
@@ -49,7 +49,7 @@ def _addresses(runs: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def test_role_table_matches_perftest_groups() -> None:
-    """The options issue 10 names are in the role the 4.3 sources give them."""
+    """Each option listed here is in the role the 4.3 sources give it."""
     for name in PUB_ONLY:
         assert ao.role_of(name) == "pub", name
     for name in SUB_ONLY:

@@ -1,4 +1,4 @@
-"""Campaigns end to end on real namespaces (acceptance 1, 2 and 5 of issue 4).
+"""Campaigns end to end on real namespaces.
 
 Each test runs ``mcastlab run`` as a separate process, like a user, into a private
 results directory; networks are built by topologies/ with a per-testbed tag and torn down
@@ -127,7 +127,7 @@ def _check_complete_run(run_dir: Path) -> None:
         assert counters["InDatagrams"] > 0 and counters["OutDatagrams"] > 0, (host, counters)
         # the kernel counts every buffer-full drop in InErrors too (udp.c)
         assert 0 <= counters["RcvbufErrors"] <= counters["InErrors"], (host, counters)
-    # Issue 12: the hosts' fan-out factors and per-socket drops by role (and the setting).
+    # Host socket fan-out: the hosts' factors and per-socket drops by role (and the setting).
     assert set(man["host_fanout"]) == set(man["udp"])
     for host, f in man["host_fanout"].items():
         # About >= 1 copy per datagram, but IGMP/PIM arrivals are counted as UDP arrivals
@@ -143,7 +143,7 @@ def _check_complete_run(run_dir: Path) -> None:
 
 
 def test_smoke_campaign_completes(tmp_path: Path) -> None:
-    """Acceptance 1: every run completes, with the documented files and tables."""
+    """Every run completes, with the documented files and tables."""
     _need_native_agent()
     root = tmp_path / "smoke"
     p = _run("run", str(SMOKE), "--results", str(root), "--no-progress", timeout=400)
@@ -193,7 +193,7 @@ def _resume_and_check(root: Path, kept: dict[str, dict[str, tuple[str, int]]]) -
 
 
 def test_sigint_then_resume(tmp_path: Path) -> None:
-    """Acceptance 2 (SIGINT): clean stop, current run incomplete, resume skips finished runs."""
+    """SIGINT: clean stop, current run incomplete, resume skips finished runs."""
     _need_native_agent()
     root = tmp_path / "smoke"
     proc, current = _start_and_wait_mid_run(root)
@@ -215,7 +215,7 @@ def test_sigint_then_resume(tmp_path: Path) -> None:
 
 
 def test_sigkill_clean_then_resume(tmp_path: Path) -> None:
-    """Acceptance 2 (SIGKILL + clean): the ledger undoes the network, resume finishes."""
+    """SIGKILL + clean: the ledger undoes the network, resume finishes."""
     _need_native_agent()
     root = tmp_path / "smoke"
     proc, current = _start_and_wait_mid_run(root)
@@ -244,7 +244,7 @@ def test_sigkill_clean_then_resume(tmp_path: Path) -> None:
 @pytest.mark.parametrize("scenario", ["seed001-lab.toml", "seed001-production.toml",
                                       "seed004-latency.toml"])
 def test_secondary_scenarios_quick(tmp_path: Path, scenario: str) -> None:
-    """Acceptance 5: the quick variants run and produce their metrics (both
+    """The quick variants run and produce their metrics (both
     implementations: Cyclone DDS and Fast DDS). Every cell of each quick matrix runs; of
     seed001's (48 and 32 runs, 2 repetitions) the first repetition only: the second is the
     same command (seed004-latency's quick matrix runs both of its repetitions)."""
@@ -351,8 +351,9 @@ window_s = 0
 
 def test_neutral_edit_keeps_runs_result_edit_is_refused_redo_supersedes(tmp_path: Path
                                                                         ) -> None:
-    """Issue 18, acceptance 4 (execution_time stands for a result-relevant edit: data_len
-    is part of the run id, so editing it makes new runs beside the old ones)."""
+    """A neutral edit keeps the finished runs, a result-relevant edit is refused, a redo
+    supersedes (execution_time stands for a result-relevant edit: data_len is part of the
+    run id, so editing it makes new runs beside the old ones)."""
     _need_native_agent()
     sc, root = tmp_path / "tiny.toml", tmp_path / "res"
     sc.write_text(TINY.format(secs=3, desc="first", conv=30, rt=60))
@@ -421,7 +422,7 @@ def _check_agent_qos(run_dir: Path, man: dict, agent: str) -> None:
 
 
 def test_two_implementations_run_by_run(tmp_path: Path) -> None:
-    """Issue 13: [matrix] agents runs each run once per implementation on the same network
+    """[matrix] agents runs each run once per implementation on the same network
     and placement; each run records its agent; the report pairs the implementations."""
     _need_native_agent()
     _fastdds_or_skip()
@@ -481,9 +482,9 @@ run_timeout = 60
 
 
 def test_fanout_axis_campaign(tmp_path: Path) -> None:
-    """Issue 12: the same 2x2 multicast run with the kernel's fan-out and with the shim.
-    h1 and h2 each hold pub and sub (round-robin); Cyclone sends Throughput on one data
-    port, so by default each host's publisher takes a copy of the other host's (and its
+    """Host socket fan-out: the same 2x2 multicast run with the kernel's fan-out and with
+    the shim. h1 and h2 each hold pub and sub (round-robin); Cyclone sends Throughput on one
+    data port, so by default each host's publisher takes a copy of the other host's (and its
     own, looped back) samples: factor near 2; with the shim near 1 (measured in
     tests/agent/test_mcastall_agents_netns.py: 1.92 and 1.00)."""
     _need_native_agent()
@@ -533,7 +534,7 @@ run_timeout = 90
 
 
 def test_same_host_axis_campaign(tmp_path: Path) -> None:
-    """Issue 20, acceptance 1: the Fast DDS agent on a 4-host LAN at 10x10 (round-robin: 24
+    """Same-host pairs: the Fast DDS agent on a 4-host LAN at 10x10 (round-robin: 24
     of the 100 publisher->subscriber pairs share a host). With same_host "shm", unicast
     same-host pairs take shared memory (Fast DDS's own path counters, lo idle) and the
     cross-host pairs the bridge; with "udp" the same pairs take UDP over lo. Multicast

@@ -1,4 +1,4 @@
-"""Issue 16, acceptance 1: a 3x3 campaign, unicast and multicast, over two servers
+"""Several servers: a 3x3 campaign, unicast and multicast, over two servers
 controlled over ssh (the second one: tests/network/second_server.py), on IGMP-snooped
 segments joined by PIM routers.
 

@@ -1,4 +1,4 @@
-"""The ``[matrix] fanout`` axis (issue 12, H-fanout): the kernel's default vs the
+"""The ``[matrix] fanout`` axis (H-fanout): the kernel's default vs the
 IP_MULTICAST_ALL=0 shim, run by run within one campaign.
 
 Validation before anything is built (bad values, the shim not built: one message naming

@@ -1,8 +1,9 @@
 """Every scenario key changes something observable, or is listed as intentionally neutral.
 
-Issue 18 item 1: ``delay``/``loss`` passed validation and never reached a link. This audit
-walks the pydantic schema (and every topology family's parameter table) and, for each key,
-changes its value and checks that the *layer where the key must act* differs:
+The bug this audit guards against: ``delay``/``loss`` passed validation and never reached
+a link. This audit walks the pydantic schema (and every topology family's parameter table)
+and, for each key, changes its value and checks that the *layer where the key must act*
+differs:
 
 - ``runs``: the expanded run configurations (config.json, run ids);
 - ``argv``: the agents' command lines and environments;

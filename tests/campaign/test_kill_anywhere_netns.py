@@ -1,5 +1,5 @@
 """SIGKILL of `mcastlab run` at each phase and at random moments, each followed by
-`mcastlab clean` and a resume (issue 18, item 9 and acceptance 5).
+`mcastlab clean` and a resume.
 
 The campaign is the smoke campaign (experiments/smoke.toml: 1x1 and 3x3, unicast and
 multicast, 5 s runs on a 4-host LAN) with one capture point (s1-eth1: a 3 s capture window
@@ -24,8 +24,8 @@ run` process is started as a user starts it and SIGKILLed:
                   run; at least one must land between the manifest and the index update.
    ============== ===========================================================================
 
-2. **At random moments** (``MCASTLAB_KILL_MOMENTS``, default 3 here; the issue's figure
-   was measured with 20), drawn from a seeded generator (``MCASTLAB_KILL_SEED``) between
+2. **At random moments** (``MCASTLAB_KILL_MOMENTS``, default 3 here; 20 for a
+   thorough check), drawn from a seeded generator (``MCASTLAB_KILL_SEED``) between
    0.3 and 25 s after the start, wherever they fall. The phase each hit is printed.
 
 After every kill, `mcastlab clean` runs (the real command), then: every entry of the

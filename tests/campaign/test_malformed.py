@@ -1,4 +1,4 @@
-"""Acceptance 3: malformed scenario files each give one clear message naming the file, the
+"""Malformed scenario files each give one clear message naming the file, the
 key and the allowed values, exit status 2, and build nothing."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ CASES = [
      ["'opensplice'", "allowed:", "'native'", "'ddsperf'"]),
     ("agent-not-installed", _edit('kind = "ddsperf"', 'kind = "rti"'), "agent.kind",
      ["not installed", "agents: native, native-asan, fastdds, fastdds-asan, rti, ddsperf"]),
-    # Issue 13: the implementations axis is checked like the other axes.
+    # The implementations axis is checked like the other axes.
     ("agents-unknown", _edit("execution_time = 5",
                              'execution_time = 5\nagents = ["ddsperf", "opensplice"]'),
      "matrix.agents.1", ["'opensplice'", "allowed:", "'native'", "'fastdds'"]),
@@ -89,7 +89,7 @@ CASES = [
     ("repetitions-by-count-zero",
      _edit("execution_time = 5", 'execution_time = 5\nrepetitions_by_count = { "1" = 0 }'),
      "matrix", ["repetitions_by_count.1", "got 0", "allowed: 1..1000"]),
-    # Issue 18, acceptance 1: names that become paths, inf/nan, finite bounds, extra_args.
+    # Names that become paths, inf/nan, finite bounds, extra_args.
     ("placement-name-path", GOOD + '[placements."../../etc"]\nhosts = ["h1"]\n',
      "placements", ["'../../etc'", "letters, digits, - and _"]),
     ("placement-name-slash", GOOD + '[placements."a/b"]\nhosts = ["h1"]\n',

@@ -1,4 +1,4 @@
-"""The ``[matrix] same_host`` axis (issue 20, H-shm): same-host pairs over UDP (every agent
+"""The ``[matrix] same_host`` axis (H-shm): same-host pairs over UDP (every agent
 gets ``-transport UDPv4``) or Perftest's default (UDPv4|SHMEM: shared memory where the
 implementation takes it).
 

@@ -1,4 +1,4 @@
-"""Capture coverage against the run (issue 18 item 7): pure logic, no root.
+"""Capture coverage against the run: pure logic, no root.
 
 A tcpdump ring (``ring_files``) that wrapped keeps only the end of a run; every wire
 figure must say so ("capture covers the last 41 s of 240 s").

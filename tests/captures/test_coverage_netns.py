@@ -1,4 +1,4 @@
-"""A ring buffer that wraps is said aloud, end to end (issue 18 item 7).
+"""A ring buffer that wraps is said aloud, end to end.
 
     h1 (pub0) -- s1 -- h2 (sub0)        capture on h1-eth0, ring of 2 x 1 MB
 

@@ -1,4 +1,4 @@
-"""Acceptance 4: multicast user data flooded to a port whose host is no member shows in
+"""Multicast user data flooded to a port whose host is no member shows in
 the flooding table with snooping off, and does not with snooping on (bridge querier).
 
     h1 (ddsperf pub)   h2 (sub)   h3 (sub)   h4 (no DDS, no member)

@@ -1,4 +1,4 @@
-"""Acceptance 3: truncated files, snap-cut packets, malformed RTPS/IGMP/PIM and random
+"""Truncated files, snap-cut packets, malformed RTPS/IGMP/PIM and random
 bytes never crash or hang the dissector; bad packets are counted under named reasons.
 
 Two bounded fuzzers: Hypothesis drives the Release library in-process (random bytes,

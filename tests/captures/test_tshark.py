@@ -1,4 +1,4 @@
-"""Acceptance 1: on captures of real traffic, our per-kind RTPS submessage counts,
+"""On captures of real traffic, our per-kind RTPS submessage counts,
 fragment counts, IGMP and PIM counts equal tshark's on the same files.
 
 Bridged runs (Cyclone DDS ``ddsperf``; tcpdump on the bridge ports of h1 and h3)::

@@ -1,4 +1,4 @@
-"""Acceptance 7 figures: lan build+teardown time (4 and 150 hosts, both switch kinds) and routed
+"""Build figures: lan build+teardown time (4 and 150 hosts, both switch kinds) and routed
 convergence time (run as root).
 
     .venv/bin/python tests/network/bench_build.py [--repeat 3]

@@ -1,4 +1,4 @@
-"""Issue 16, acceptance 3: what crossing emulated servers costs an agent (run as root).
+"""What crossing emulated servers costs an agent (run as root).
 
     .venv/bin/python tests/network/bench_servers.py [SECONDS [REPEAT]] [--cluster]
                                                       (default 10 s, 3)

@@ -1,4 +1,4 @@
-"""A second "server" on this machine for the cluster tests (issue 16), honest about what it
+"""A second "server" on this machine for the cluster tests, honest about what it
 simulates: its own network and mount namespaces, its own sshd (own host key, root login by
 a key made for the test only), its own /run (so its own /run/mcastlab ledgers) and /tmp,
 joined to the machine's root namespace by a veth underlay.

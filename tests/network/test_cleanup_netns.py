@@ -1,11 +1,11 @@
-"""Acceptance 6: `mcastlab clean` after SIGKILL removes exactly what the ledger lists.
+"""`mcastlab clean` after SIGKILL removes exactly what the ledger lists.
 
    runner process (SIGKILLed)                 foreign, created before the test:
      routed: h1,h2 -- s1 (OVS) -- r1 (pimd)     - Linux bridge fx...b (root namespace)
              h3,h4 -- s2 (OVS) -- r2 (pimd)     - namespace fx...n
              + tcpdump on s1's port 1           - OVS bridge fx...o (its own ovsdb/vswitchd)
      segment 1 on emulated server srv1, segment 2 on srv2, r1 -- r2 a VXLAN tunnel over
-     their underlay (issue 16: nothing left on either server)
+     their underlay (nothing left on either server)
 """
 
 from __future__ import annotations

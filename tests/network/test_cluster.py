@@ -1,4 +1,4 @@
-"""Issue 16, pure logic of a [cluster] (topologies/cluster.py): the section's validation,
+"""Pure logic of a [cluster] (topologies/cluster.py): the section's validation,
 what a cluster refuses to build, the ssh commands, the same-code check and the ledger's
 remote entry (kept when its server cannot be cleaned, run only for its own session)."""
 

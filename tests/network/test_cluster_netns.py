@@ -1,4 +1,4 @@
-"""Issue 16: a network over two servers controlled over ssh, on one machine (the second
+"""A network over two servers controlled over ssh, on one machine (the second
 server: tests/network/second_server.py, its own namespaces, sshd, /run and ledger).
 
    server 1 (this machine's root namespace)     server 2 (ssh root@10.253.0.2)
@@ -236,7 +236,7 @@ def _stop_runner(runner: subprocess.Popen[str], tag: str | None) -> None:
 
 def test_a_failed_remote_clean_keeps_its_entry_and_a_later_clean_elsewhere_finishes(
         server2: SecondServer, tmp_path: Path) -> None:
-    """Acceptance: the controller and server 2's session SIGKILLed (server 2 keeps what its
+    """The controller and server 2's session SIGKILLed (server 2 keeps what its
     ledger lists), then `mcastlab clean` while server 2 does not answer (its link down):
     the controller's ledger keeps the entry and says so; once server 2 answers, `mcastlab
     clean` from another directory cleans it. The [cluster]'s key files are given relative
@@ -308,7 +308,7 @@ def _links(srv: SecondServer) -> set[str]:
 
 def test_a_server_holding_the_tag_keeps_its_testbed(server2: SecondServer, workdir: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Acceptance: server 2 runs a live testbed of its own whose tag is the one the
+    """Server 2 runs a live testbed of its own whose tag is the one the
     controller gets. The controller's session there is refused (the tag is taken), and the
     teardown's remote clean runs: every process, link and ledger entry of server 2's testbed
     is still there, and the ledger file is unchanged."""
@@ -374,7 +374,7 @@ def _other_code(srv: SecondServer, state: str) -> tuple[Path, Path]:
 ])
 def test_preflight_refuses_a_server_whose_code_cannot_be_verified(
         server2: SecondServer, workdir: Path, state: str, why: str) -> None:
-    """Acceptance: server 2 with a changed tracked file, or no readable revision, is refused
+    """Server 2 with a changed tracked file, or no readable revision, is refused
     before anything is made there, naming the server and why."""
     spec = topologies.resolve("lan", {"hosts": 2})
     with (server2.masked(*_other_code(server2, state)), pytest.raises(BuildError) as err,

@@ -1,4 +1,4 @@
-"""Acceptance 1 and 2: snooping on a switched LAN, Linux bridge and OVS userspace.
+"""Snooping on a switched LAN, Linux bridge and OVS userspace.
 
         h1 (sender)
          |
@@ -95,7 +95,8 @@ def test_ovs_userspace_snooping(workdir: Path, snooping: str, non_member_gets_st
 
 
 def test_delay_without_netem_fails_before_building(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Acceptance 5: nothing is created (no ledger appears) and the message names netem."""
+    """A delay without netem fails before building: nothing is created (no ledger appears)
+    and the message names netem."""
     from mcastlab import capabilities
     from mcastlab.paths import STATE_DIR
 
@@ -116,7 +117,7 @@ def test_delay_without_netem_fails_before_building(monkeypatch: pytest.MonkeyPat
 
 
 def test_each_host_has_its_own_shared_memory(workdir: Path) -> None:
-    """Issue 20: a shared-memory transport reaches only its own emulated host, POSIX
+    """Same-host pairs: a shared-memory transport reaches only its own emulated host, POSIX
     (/dev/shm: Fast DDS) or System V (RTI Connext). Each host has a private tmpfs on
     /dev/shm (its own mount namespace) and its own IPC namespace: what one host creates
     there is seen neither by another host nor by the machine, and goes with the host."""

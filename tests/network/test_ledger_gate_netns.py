@@ -1,4 +1,4 @@
-"""Issue 18 item 6: no process, namespace, link or address escapes the ledger.
+"""No process, namespace, link or address escapes the ledger.
 
     starter (SIGKILLed)                          root namespace
       ledger: netns mclgate-<tag>, link g<tag>a, address 10.79.255.254/32 on it
@@ -193,7 +193,7 @@ def _kill_minilab_user(moment: str | float) -> str:
 @pytest.mark.timeout(900)
 def test_sigkill_of_a_minilab_user_then_clean_leaves_nothing(
         capsys: pytest.CaptureFixture[str]) -> None:
-    """Acceptance 5's minilab case: a user of captures/minilab.py (a 3-host bridge lab
+    """The minilab case: a user of captures/minilab.py (a 3-host bridge lab
     with the root address 10.77.0.254, a capture on a bridge port, a multicast receiver
     and sender) is SIGKILLed mid-build, with its traffic running, and at random moments;
     after each, `mcastlab clean` leaves none of its namespaces, veths, bridge, address,

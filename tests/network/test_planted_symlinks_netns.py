@@ -1,4 +1,4 @@
-"""Issue 18, acceptance 2: paths a local user could plant are never followed by root.
+"""Paths a local user could plant are never followed by root.
 
 Before, a network built without a results directory worked in ``/tmp/mcastlab-m`` + 3
 base-36 characters: 46,656 names, all of which any local user could occupy with a symlink

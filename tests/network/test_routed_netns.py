@@ -1,4 +1,4 @@
-"""Acceptance 3 and 4: routed multicast with pimd/FRR (two SPT policies), BSR, smcroute.
+"""Routed multicast with pimd/FRR (two SPT policies), BSR, smcroute.
 
 pimd, line of 2 routers, RP on r1 (the source's first-hop router):
 

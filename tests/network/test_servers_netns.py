@@ -1,4 +1,4 @@
-"""Issue 16, on one machine: networks whose nodes are on two emulated servers (namespaces
+"""On one machine: networks whose nodes are on two emulated servers (namespaces
 joined by an underlay), their cross-server links VXLAN tunnels (topologies/servers.py).
 
    srv1                                    srv2

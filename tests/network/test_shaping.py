@@ -42,7 +42,7 @@ def test_parse_tc_reads_netem_and_htb() -> None:
 
 
 def test_mismatch_names_device_key_and_qdiscs() -> None:
-    """The bug of issue 18: bw applied, delay and loss silently not."""
+    """The bug this check catches: bw applied, delay and loss silently not."""
     htb_only = json.dumps([{"kind": "htb", "handle": "5:", "dev": "s1-eth1", "options": {}}])
     applied = shaping.parse_tc(htb_only, CLASS_TEXT.replace("h1-eth0", "s1-eth1"))
     bad = shaping.mismatches({"bw_mbit": 100.0, "delay_ms": 10.0, "loss_pct": 5.0}, applied,

@@ -1,4 +1,4 @@
-"""Link shaping applied and read back on real links (issue 18, acceptance 3).
+"""Link shaping applied and read back on real links.
 
         h1 -- s1 -- h2
 
@@ -36,8 +36,8 @@ def test_bandwidth_is_read_back_and_recorded(workdir: Path) -> None:
 
 def test_shaping_that_did_not_reach_the_links_stops_the_build(
         workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What issue 18 found: a validated parameter that never reached tc. Simulated by
-    dropping bw on the way to the links; the read-back refuses the network."""
+    """The failure this guards against: a validated parameter that never reached tc.
+    Simulated by dropping bw on the way to the links; the read-back refuses the network."""
     monkeypatch.setattr(shaping, "link_params", lambda params: {})
     spec = topologies.resolve("lan", {"hosts": 2, "bw": 10, "querier": False})
     with pytest.raises(RuntimeError, match=r"h1 h1-eth0: bw_mbit None applied, 10 asked for"), \
@@ -63,7 +63,7 @@ def test_delay_and_loss_on_a_two_host_lan(workdir: Path) -> None:
     assert m, res.stdout + res.stderr
     sent, received = int(m.group(1)), int(m.group(2))
     rtt = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/", res.stdout)
-    assert rtt and float(rtt.group(1)) >= 40.0, res.stdout  # min RTT >= 20 ms (acceptance)
+    assert rtt and float(rtt.group(1)) >= 40.0, res.stdout  # min RTT >= 20 ms
     p = 1 - 0.95 ** 4
     lost = sent - received
     sd = math.sqrt(sent * p * (1 - p))

@@ -1,4 +1,4 @@
-"""Every accepted size builds, delivers and leaves nothing behind (issue 19).
+"""Every accepted size builds, delivers and leaves nothing behind.
 
    h1 (sender) ---+
    h2 (member) ---+
