@@ -33,13 +33,14 @@ from agentkinds import AgentKind
 from agentrun import describe, run_agents
 from netlab import NetLab
 
+from experiments.agents import LARGE_DISCOVERY_TIMEOUT, NATIVE_SCALE, PUBLISHER_BATCHING
 from experiments.fidelity import read_psi_total_us
 
 pytestmark = [pytest.mark.netns, pytest.mark.slow]
 
 N = 75
 EXEC_S = 30
-LIMIT_S = 270  # the agents' discovery bound (240 s) + EXEC_S
+LIMIT_S = int(LARGE_DISCOVERY_TIMEOUT[1]) + EXEC_S  # the agents' discovery bound + the data
 
 
 def _cpu_steal() -> tuple[int, int]:
@@ -69,8 +70,8 @@ def test_75_publishers_75_subscribers(lab4: NetLab, agent: str, agent_kind: Agen
     # Perftest's 50 samples; and the discovery tuning of large tests, which Cyclone can apply
     # only to every writer at once (its README, "-scaleSettings"): with Perftest's 10 ms
     # heartbeats for the discovery writers too, 25 + 25 already took 13.5 s to discover.
-    args = ["-dataLen", "100", "-latencyCount", "1000", "-batchSize", "0", "-scaleSettings",
-            "-discoveryTimeout", "240"]
+    args = ["-dataLen", "100", "-latencyCount", "1000", *PUBLISHER_BATCHING, *NATIVE_SCALE,
+            *LARGE_DISCOVERY_TIMEOUT]
     if mode == "multicast":
         args.append("-multicast")
     stop, peak = threading.Event(), [0]
