@@ -12,7 +12,7 @@ the multicast run's SPDP crosses the routers): pimd's routed SPDP costs 28 s per
 first announcement across the routers is lost at their cache miss; Cyclone repeats it
 after 30 s), which this suite cannot afford twice. The snooped LAN over the same two
 servers is probed in tests/network/test_cluster_netns.py (and servers-lan.toml with a
-[cluster] ran by hand: README "Several machines").
+[cluster] ran by hand: docs/cluster.md, "What was verified").
 """
 
 from __future__ import annotations

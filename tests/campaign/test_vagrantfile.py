@@ -18,7 +18,7 @@ def test_vagrant_validate() -> None:
 
 
 def test_vagrantfile_declares_the_documented_machine() -> None:
-    """Without vagrant: the box, provisioning, defaults and port the README promises."""
+    """Without vagrant: the box, provisioning, defaults and port that docs/usage.md promises."""
     text = (paths.REPO_ROOT / "Vagrantfile").read_text()
     assert 'config.vm.box = "debian/bookworm64"' in text  # Debian 12
     assert "./setup.sh" in text
