@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from topologies.spec import ConvergenceError
+from mcastlab.errors import ConvergenceError
 
 
 def router_state(net: Any, router: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from topologies.spec import ConvergenceError
+from mcastlab.errors import ConvergenceError
 
 # Cyclone DDS's (and RTI Connext's) default SPDP discovery group: every participant of
 # both modes joins it unless discovery is fully unicast.

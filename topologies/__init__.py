@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from topologies.spec import BuildError, ConvergenceError, Spec, TopologyParamError
+from mcastlab.errors import BuildError, ConvergenceError, TopologyParamError
+from topologies.spec import Spec
 
 __all__ = [
     "FAMILIES",

@@ -61,9 +61,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcastlab.errors import BuildError, TopologyParamError
 from mcastlab.paths import REPO_ROOT
 from topologies.servers import describe_layout, place, server_name, tunnelled, vxlan_add
-from topologies.spec import BuildError, Spec, TopologyParamError
+from topologies.spec import Spec
 
 if TYPE_CHECKING:
     from topologies.net import Network

@@ -16,7 +16,7 @@ command longer than :data:`PTY_LINE_MAX` (Mininet's own included: the check sits
 node class) goes through argv instead (``nsenter --target PID ... sh -c ...``, up to
 128 KiB per argument), and scripts longer than that through a file. Build steps run as
 one script per node whose exit status is checked (:meth:`Network.sh`); a failing step raises
-:class:`~topologies.spec.BuildError` naming the step, the node and ``build.log``.
+:class:`~mcastlab.errors.BuildError` naming the step, the node and ``build.log``.
 """
 
 from __future__ import annotations
@@ -35,11 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from mcastlab import capabilities
+from mcastlab.errors import BuildError, ConvergenceError, TopologyParamError
 from mcastlab.ledger import Ledger
 from mcastlab.paths import STATE_DIR
 from multicast import snooping
 from topologies import shaping
-from topologies.spec import BuildError, ConvergenceError, Spec, TopologyParamError
+from topologies.spec import Spec
 
 
 def enter(pid: int) -> list[str]:

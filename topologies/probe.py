@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from topologies.spec import BuildError
+from mcastlab.errors import BuildError
 
 GROUP = "239.1.2.3"
 PORT = 5000

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from topologies.spec import Spec, TopologyParamError
+from mcastlab.errors import TopologyParamError
+from topologies.spec import Spec
 
 if TYPE_CHECKING:
     from topologies.net import Network

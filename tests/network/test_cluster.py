@@ -14,8 +14,8 @@ import pytest
 
 import topologies
 from mcastlab import ledger
+from mcastlab.errors import TopologyParamError
 from topologies import cluster, servers
-from topologies.spec import TopologyParamError
 
 
 def _config(tmp_path: Path, **over: object) -> cluster.ClusterConfig:

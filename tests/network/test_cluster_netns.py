@@ -40,13 +40,13 @@ import pytest
 
 import topologies
 from mcastlab import ledger
+from mcastlab.errors import BuildError
 from mcastlab.paths import REPO_ROOT, STATE_DIR
 from mcastlab.provenance import code_state
 from tests.network.second_server import SERVER_ADDR, SecondServer
 from topologies import probe
 from topologies.cluster import MCASTLAB
 from topologies.net import neighbour_need
-from topologies.spec import BuildError
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import topologies
+from mcastlab.errors import TopologyParamError
 from topologies import servers
-from topologies.spec import TopologyParamError
 
 
 def test_one_server_places_nothing_and_needs_no_vxlan() -> None:

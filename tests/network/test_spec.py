@@ -11,9 +11,10 @@ import pytest
 
 import topologies
 from mcastlab import capabilities, ledger
+from mcastlab.errors import TopologyParamError
 from multicast import snooping
 from multicast.pimd import parse_show, rp_from_log
-from topologies.spec import TopologyParamError, shortest_next_hops
+from topologies.spec import shortest_next_hops
 
 
 def test_lan_defaults_and_names() -> None:
@@ -195,7 +196,7 @@ def test_ping_plan_covers_every_host_as_sender_and_target() -> None:
 
 
 def test_a_build_error_is_one_bounded_line_naming_step_node_and_log() -> None:
-    from topologies.spec import BuildError
+    from mcastlab.errors import BuildError
 
     detail = "RTNETLINK answers: File exists\n" + "x" * 2000
     e = BuildError("starting the Linux bridge", "s1", detail).with_log("/tmp/b.log")
