@@ -20,13 +20,16 @@ transport it really uses (``config: transport ...``; experiments/samehost.py).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from experiments import agent_options
+from experiments.results import sha256_file
 from mcastlab import paths
 
 PERFTEST_KINDS = ("native", "native-asan", "fastdds", "fastdds-asan", "rti")
@@ -41,6 +44,15 @@ def executable(kind: str) -> Path:
         "rti": paths.RTI_WRAPPER,
         "ddsperf": Path("ddsperf"),
     }[kind]
+
+
+@functools.cache
+def agent_info(kind: str) -> dict[str, Any]:
+    """The agent executable a run used, with its sha256 (binaries have no version flag)."""
+    exe = shutil.which(str(executable(kind))) or str(executable(kind))
+    path = Path(exe)
+    return {"kind": kind, "executable": exe,
+            "sha256": sha256_file(path) if path.is_file() else None}
 
 
 @dataclass

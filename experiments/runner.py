@@ -296,7 +296,7 @@ class CampaignRunner:
         manifest: dict[str, Any] = {
             "run_id": rid, "campaign": cfg["campaign"], "attempt": attempt,
             "status": "incomplete", "started": _now(), **provenance.provenance(),
-            "agent": provenance.agent_info(cfg["agent"]),
+            "agent": agents_mod.agent_info(cfg["agent"]),
         }
         t0 = time.monotonic()
         try:

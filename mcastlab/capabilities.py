@@ -7,13 +7,16 @@ naming the missing piece and the alternative.
 from __future__ import annotations
 
 import functools
+import grp
 import gzip
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
-from mcastlab.paths import SMCROUTECTL, SMCROUTED
+from mcastlab.paths import FRR_LIBEXEC, SMCROUTECTL, SMCROUTED, VTYSH
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 # name -> (what is missing, the alternative) shown when a scenario needs it.
 MESSAGES: dict[str, tuple[str, str]] = {
@@ -92,10 +95,27 @@ def _mroute_works() -> tuple[bool, bool]:
     return mroute, pim
 
 
-def _frr_available() -> bool:
-    from multicast import frr  # local: multicast imports this module's neighbours
+def frr_missing() -> str | None:
+    """None when FRR can run here, else what is missing."""
+    missing = [str(p) for p in (FRR_LIBEXEC / "zebra", FRR_LIBEXEC / "pimd", VTYSH)
+               if not p.exists()]
+    if missing:
+        return f"FRR not found ({', '.join(missing)}): run ./setup.sh, or use pim_daemon=pimd"
+    try:
+        grp.getgrnam("frrvty")
+    except KeyError:
+        return "FRR needs the group frrvty: groupadd --system frrvty (setup.sh does)"
+    return None
 
-    return frr.available() is None
+
+def cgroup_cpu_version(root: Path = CGROUP_ROOT) -> int | None:
+    """1 or 2: which cgroup hierarchy can limit CPU here; None when neither can."""
+    if (root / "cgroup.controllers").exists():
+        ctrls = (root / "cgroup.controllers").read_text().split()
+        return 2 if "cpu" in ctrls else None
+    if (root / "cpu" / "cpu.cfs_quota_us").exists():
+        return 1
+    return None
 
 
 @functools.cache
@@ -113,20 +133,14 @@ def detect() -> dict[str, bool]:
         "pim": pim,
         "pimd": shutil.which("pimd") is not None,
         "smcroute": SMCROUTED.exists() and SMCROUTECTL.exists(),
-        "frr": _frr_available(),
+        "frr": frr_missing() is None,
         "bridge": shutil.which("bridge") is not None and shutil.which("brctl") is not None,
         "tcpdump": shutil.which("tcpdump") is not None,
         "mininet": shutil.which("mnexec") is not None,
-        "cpulimit": _cpulimit_works(),
+        "cpulimit": cgroup_cpu_version() is not None,
         "vxlan": _run(["unshare", "-n", "ip", "link", "add", "vx0", "type", "vxlan", "id", "1",
                        "dstport", "4789"]).returncode == 0 if shutil.which("unshare") else False,
     }
-
-
-def _cpulimit_works() -> bool:
-    from topologies import cpulimit
-
-    return cpulimit.version() is not None
 
 
 def missing(needs: list[str]) -> list[str]:

@@ -24,6 +24,12 @@ DEPS_DIR = REPO_ROOT / ".deps"
 SMCROUTE_PREFIX = DEPS_DIR / "smcroute"
 SMCROUTED = SMCROUTE_PREFIX / "usr" / "sbin" / "smcrouted"
 SMCROUTECTL = SMCROUTE_PREFIX / "usr" / "sbin" / "smcroutectl"
+# Debian marks frr and pimd as conflicting (installing frr removes pimd), so setup.sh
+# unpacks frr's .deb into .deps/frr, like smcroute; a system-wide FRR is used otherwise.
+FRR_PREFIX = DEPS_DIR / "frr"
+FRR_PRIVATE = (FRR_PREFIX / "usr/lib/frr/pimd").exists()
+FRR_LIBEXEC = FRR_PREFIX / "usr/lib/frr" if FRR_PRIVATE else Path("/usr/lib/frr")
+VTYSH = FRR_PREFIX / "usr/bin/vtysh" if FRR_PRIVATE else Path("/usr/bin/vtysh")
 EXPERIMENTS_DIR = REPO_ROOT / "experiments"
 # Runtime state of live testbeds (what was created, for `mcastlab clean`).
 STATE_DIR = Path("/run/mcastlab")

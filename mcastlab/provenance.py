@@ -120,20 +120,6 @@ def versions() -> dict[str, Any]:
     }
 
 
-@functools.cache
-def agent_info(kind: str) -> dict[str, Any]:
-    """The agent executable a run used, with its sha256 (binaries have no version flag)."""
-    import shutil
-
-    from experiments.agents import executable
-    from experiments.results import sha256_file
-
-    exe = shutil.which(str(executable(kind))) or str(executable(kind))
-    path = Path(exe)
-    return {"kind": kind, "executable": exe,
-            "sha256": sha256_file(path) if path.is_file() else None}
-
-
 def provenance() -> dict[str, Any]:
     return {"versions": versions(), "git": git_state(), "cpu": cpu_info(),
             "hostname": platform.node()}

@@ -11,41 +11,24 @@ the network's workdir. State comes from ``vtysh -c "show ... json"``.
 
 from __future__ import annotations
 
-import grp
 import json
 import subprocess
 import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from mcastlab.paths import DEPS_DIR
+from mcastlab.capabilities import frr_missing
+from mcastlab.paths import FRR_LIBEXEC, FRR_PREFIX, FRR_PRIVATE, VTYSH
 from multicast.daemon import ConfigError, Daemon
 
-# Debian marks frr and pimd as conflicting (installing frr removes pimd), so setup.sh
-# unpacks frr's .deb into .deps/frr, like smcroute; a system-wide FRR is used otherwise.
-FRR_PREFIX = DEPS_DIR / "frr"
-_PRIVATE = (FRR_PREFIX / "usr/lib/frr/pimd").exists()
-FRR_LIBEXEC = FRR_PREFIX / "usr/lib/frr" if _PRIVATE else Path("/usr/lib/frr")
-VTYSH = FRR_PREFIX / "usr/bin/vtysh" if _PRIVATE else Path("/usr/bin/vtysh")
-_ENV = ["env", f"LD_LIBRARY_PATH={FRR_PREFIX / 'usr/lib/x86_64-linux-gnu/frr'}"] if _PRIVATE else []
+# The private FRR (mcastlab.paths) needs its own libraries.
+_ENV = (["env", f"LD_LIBRARY_PATH={FRR_PREFIX / 'usr/lib/x86_64-linux-gnu/frr'}"]
+        if FRR_PRIVATE else [])
 RUN_DIR = "/var/run/frr"  # inside the router's private /var/run
 ZSERV = f"{RUN_DIR}/zserv.api"
 # Run as root with group frrvty (FRR insists its user be in the vty group): configs and
 # logs live in the workdir, not under /etc/frr; no TCP vty.
 _COMMON = ["-u", "root", "-g", "frrvty", "-P", "0", "--vty_socket", RUN_DIR, "-z", ZSERV]
-
-
-def available() -> str | None:
-    """None when FRR can run here, else what is missing."""
-    missing = [str(p) for p in (FRR_LIBEXEC / "zebra", FRR_LIBEXEC / "pimd", VTYSH)
-               if not p.exists()]
-    if missing:
-        return f"FRR not found ({', '.join(missing)}): run ./setup.sh, or use pim_daemon=pimd"
-    try:
-        grp.getgrnam("frrvty")
-    except KeyError:
-        return "FRR needs the group frrvty: groupadd --system frrvty (setup.sh does)"
-    return None
 
 
 class FrrPim(Daemon):
@@ -103,7 +86,7 @@ class FrrPim(Daemon):
 
     # --- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
-        why = available()
+        why = frr_missing()
         if why:
             raise ConfigError(why)
         res = self.net.run(self.node, ["mkdir", "-p", RUN_DIR])

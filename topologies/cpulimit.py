@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CGROUP_ROOT = Path("/sys/fs/cgroup")
+from mcastlab.capabilities import CGROUP_ROOT, cgroup_cpu_version
+
 PERIOD_US = 10_000  # default CFS period (see the module docstring)
 MIN_QUOTA_US = 1_000  # the kernel refuses a smaller cfs quota
 RT_RUNTIME_US = 10_000  # realtime runtime per host per second (RT group scheduling only)
@@ -59,12 +60,7 @@ BUSY_IDLE_SHARE = 0.15
 
 def version(root: Path = CGROUP_ROOT) -> int | None:
     """1 or 2: which cgroup hierarchy can limit CPU here; None when neither can."""
-    if (root / "cgroup.controllers").exists():
-        ctrls = (root / "cgroup.controllers").read_text().split()
-        return 2 if "cpu" in ctrls else None
-    if (root / "cpu" / "cpu.cfs_quota_us").exists():
-        return 1
-    return None
+    return cgroup_cpu_version(root)
 
 
 def why_unavailable(root: Path = CGROUP_ROOT) -> str | None:
