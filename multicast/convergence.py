@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from mcastlab.errors import ConvergenceError
+from multicast import membership
 
 
 def router_state(net: Any, router: str) -> dict[str, Any]:
@@ -85,8 +86,6 @@ def missing(net: Any) -> dict[str, str]:
             lacking[sw] = why
     if not lacking:
         # Every membership a host holds must be in its snooping switch's table.
-        from multicast import membership
-
         gone = membership.missing(net)
         if gone:
             lacking["memberships"] = membership.describe(gone, len(net.hosts))
@@ -96,7 +95,7 @@ def missing(net: Any) -> dict[str, str]:
 def segment_not_ready(net: Any, sw: str) -> str | None:
     """A segment is ready when its ports are up and, if one is expected, a querier exists."""
     real = net.real_name(sw)
-    down = [p for p, _ in net._ports[sw]
+    down = [p for _logical, p, _peer in net.switch_ports(sw)
             if "state UP" not in net.cmd(sw, f"ip -o link show dev {p}")
             and "LOWER_UP" not in net.cmd(sw, f"ip -o link show dev {p}")]
     if down:

@@ -175,7 +175,7 @@ class FrrPim(Daemon):
     def _p2p_peers(self) -> dict[str, str]:
         net = self.net
         return {intf: peer for intf in net.spec.addresses[self.node]
-                if (peer := net._peer_of(self.node, intf))}
+                if (peer := net.peer_of(self.node, intf))}
 
 
 def parse_state(neigh: dict[str, Any], rp_info: dict[str, Any], igmp: dict[str, Any],

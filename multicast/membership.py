@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mcastlab.errors import ConvergenceError
+from multicast import nsock
 
 # Cyclone DDS's (and RTI Connext's) default SPDP discovery group: every participant of
 # both modes joins it unless discovery is fully unicast.
@@ -87,7 +88,7 @@ def snooping_switches(net: Any) -> list[str]:
 def switch_table(net: Any, sw: str) -> dict[str, set[str]]:
     """{group: attached nodes whose ports the switch lists for it}."""
     port_to_node = {logical: peer for logical, _real, peer in net.switch_ports(sw)}
-    mdb = net._switch_state(sw).get("mdb", {})
+    mdb = net.switch_state(sw).get("mdb", {})
     return {g: {port_to_node[p] for p in ports if p in port_to_node}
             for g, ports in mdb.items() if g != "*"}
 
@@ -148,8 +149,6 @@ class Holder:
     another server of a cluster, a small process there holds them."""
 
     def __init__(self, net: Any, groups: dict[str, list[str]]) -> None:
-        from topologies import nsock
-
         self.net = net
         self.groups = {h: [g for g in gs if not link_local(g)] for h, gs in groups.items()}
         self._socks: dict[str, socket.socket] = {}

@@ -23,6 +23,7 @@ import re
 from typing import Any, ClassVar
 
 from multicast.daemon import ConfigError, Daemon
+from multicast.frr import FrrPim
 
 _KEYWORDS = {"default-route-distance", "default-route-metric", "hello-interval",
              "igmp-query-interval", "igmp-querier-timeout", "phyint", "rp-address",
@@ -38,8 +39,6 @@ class Pimd(Daemon):
         """`Pimd(net, r)` is what topologies.net starts for mrouting=pimd; the routed
         parameter pim_daemon=frr swaps in FRR's pimd (multicast/frr.py) there."""
         if cls is Pimd and net.spec.params.get("pim_daemon") == "frr":
-            from multicast.frr import FrrPim
-
             return FrrPim(net, node)  # not a Pimd: Python does not call __init__ again
         return super().__new__(cls)
 
@@ -152,7 +151,7 @@ class Pimd(Daemon):
     def _p2p_peers(self) -> dict[str, str]:
         net = self.net
         return {intf: peer for intf in net.spec.addresses[self.node]
-                if (peer := net._peer_of(self.node, intf))}
+                if (peer := net.peer_of(self.node, intf))}
 
     def save_logs(self) -> None:
         if self.running():

@@ -38,7 +38,9 @@ from mcastlab import capabilities
 from mcastlab.errors import BuildError, ConvergenceError, TopologyParamError
 from mcastlab.ledger import Ledger
 from mcastlab.paths import STATE_DIR
-from multicast import snooping
+from multicast import convergence, snooping
+from multicast.pimd import Pimd
+from multicast.smcroute import Smcroute
 from topologies import shaping
 from topologies.spec import Spec
 
@@ -471,8 +473,8 @@ class Network:
                 ports.append((port, member))
             self._ports[sw] = ports
         for a, b in self.spec.router_links:
-            ia = next(i for i in self.spec.addresses[a] if self._peer_of(a, i) == b)
-            ib = next(i for i in self.spec.addresses[b] if self._peer_of(b, i) == a)
+            ia = next(i for i in self.spec.addresses[a] if self.peer_of(a, i) == b)
+            ib = next(i for i in self.spec.addresses[b] if self.peer_of(b, i) == a)
             self._link(a, b, ia, ib)
 
     def _link_devices(self) -> dict[str, list[str]]:
@@ -511,7 +513,7 @@ class Network:
                                "bw/delay/loss): " + "; ".join(bad[:5]))
         return {"requested": want, "per": "egress of every link interface", "links": links}
 
-    def _peer_of(self, router: str, intf: str) -> str | None:
+    def peer_of(self, router: str, intf: str) -> str | None:
         """The router at the other end of a point-to-point interface (by subnet)."""
         addr = self.spec.addresses[router][intf]
         if not addr.startswith("10.255."):
@@ -607,16 +609,12 @@ class Network:
         if not self.spec.routers or mode in (None, "none"):
             return
         if mode == "pimd":
-            from multicast.pimd import Pimd
-
             for r in self.spec.routers:
                 self.step = ("starting pimd", r)
                 d = Pimd(self, r)
                 d.start()
                 self.daemons[r] = d
         elif mode == "smcroute":
-            from multicast.smcroute import Smcroute
-
             for r in self.spec.routers:
                 self.step = ("starting smcroute", r)
                 d = Smcroute(self, r)
@@ -651,16 +649,15 @@ class Network:
 
     def multicast_state(self) -> dict[str, Any]:
         """JSON-able read-back: per switch mdb/settings, per router MFC/neighbours/IGMP."""
-        from multicast import convergence
-
         state: dict[str, Any] = {"switches": {}, "routers": {}}
         for sw in self.spec.switches:
-            state["switches"][sw] = self._switch_state(sw)
+            state["switches"][sw] = self.switch_state(sw)
         for r in self.spec.routers:
             state["routers"][r] = convergence.router_state(self, r)
         return state
 
-    def _switch_state(self, sw: str) -> dict[str, Any]:
+    def switch_state(self, sw: str) -> dict[str, Any]:
+        """Switch `sw`'s snooping read-back (mdb, router ports, settings) by logical port."""
         real = self.real_name(sw)
         rename = {port: port.replace(real, sw, 1) for port, _ in self._ports[sw]}
         if self.switch_kind == "linuxbridge":
@@ -692,8 +689,6 @@ class Network:
 
     def wait_converged(self, timeout: float = 60) -> dict[str, Any]:
         """Block until routers have neighbours, RP and queriers; raises ConvergenceError."""
-        from multicast import convergence
-
         return convergence.wait(self, timeout)
 
     # --- teardown ---------------------------------------------------------------------

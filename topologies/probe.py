@@ -16,6 +16,8 @@ import time
 from typing import Any
 
 from mcastlab.errors import BuildError
+from multicast import membership, nsock
+from multicast import probe_agent as pa
 
 GROUP = "239.1.2.3"
 PORT = 5000
@@ -68,8 +70,6 @@ def reachability_report(net: Any, deadline_s: float = 60.0) -> dict[str, Any]:
     """
     import selectors
     import socket
-
-    from topologies import nsock
 
     t0 = time.monotonic()
     hosts = list(net.hosts)
@@ -167,9 +167,6 @@ class Receivers:
         import socket
         import threading
 
-        from multicast import probe_agent as pa
-        from topologies import nsock
-
         self.group, self.run_id = group, run_id
         self.wire: dict[str, set[int]] = {h: set() for h in hosts}
         # {member: monotonic time its first primer datagram (run id + 1) arrived}.
@@ -214,8 +211,6 @@ class Receivers:
         self._thread.start()
 
     def _loop(self) -> None:
-        from multicast import probe_agent as pa
-
         while not self._stop.is_set():
             for key, _ in self._sel.select(timeout=0.1):
                 h, kind = key.data
@@ -384,8 +379,6 @@ def probe(net: Any, sender: str, members: list[str], count: int = 1000, rate: fl
 def _probe(net: Any, sender: str, members: list[str], count: int, rate: float, ttl: int,
            group: str, settle: float, prime: int | None, run_id: int, agent: list[str],
            env: dict[str, str], receivers: Receivers) -> dict[str, Any]:
-    from multicast import membership
-
     # The members' joins must be in their snooping switches before the stream starts.
     membership.wait(net, {h: [group] for h in members}, timeout=max(15.0, settle))
     time.sleep(settle)
