@@ -31,18 +31,11 @@ def record_traffic(out: Path, seconds: int = 6) -> Path:
     from captures import capture
     from captures.minilab import BridgeLab
 
-    class _Net:
-        def __init__(self, lab: BridgeLab) -> None:
-            self.lab = lab
-
-        def popen(self, node, argv, **kw):
-            return self.lab.popen(node, argv, stdout=kw.get("stdout"), stderr=kw.get("stderr"))
-
     parts = []
     for multicast in (True, False):
         with BridgeLab(hosts=4, snooping=False) as lab:
             d = out.parent / f"rec-{'mc' if multicast else 'uc'}"
-            cap = capture.start(_Net(lab), {"h1": (None, lab.ports[0])}, d, 0, 0, 0)
+            cap = capture.start(lab, {"h1": (None, lab.ports[0])}, d, 0, 0, 0)
             env = lab.cyclone_env(multicast)
             procs = [lab.popen(lab.hosts[h], ["ddsperf", "-D", str(seconds), "sub"], env=env)
                      for h in (2, 3)]

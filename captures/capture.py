@@ -22,7 +22,10 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # importing captures needs no mcastlab
+    from mcastlab.testbed import Testbed
 
 STATS_RE = {
     "captured": re.compile(r"^(\d+) packets? captured", re.M),
@@ -83,17 +86,16 @@ class Capture:
     out_dir: Path
     points: list[_Point] = field(default_factory=list)
     stopped: dict[str, dict[str, Any]] | None = None
-    net: Any = None
+    net: Testbed | None = None
 
     def stop(self) -> dict[str, dict[str, Any]]:
         if self.stopped is not None:
             return self.stopped
-        interrupt = getattr(self.net, "interrupt", None)  # reaches a node on another server
         for p in self.points:
             if p.proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
-                    if interrupt is not None:
-                        interrupt(p.proc)
+                    if self.net is not None:
+                        self.net.interrupt(p.proc)  # reaches a node on another server
                     else:
                         os.kill(p.proc.pid, signal.SIGINT)
         result: dict[str, dict[str, Any]] = {}
@@ -107,7 +109,7 @@ class Capture:
                     os.kill(p.proc.pid, signal.SIGKILL)
                 p.proc.wait()
                 killed = True
-            if hasattr(self.net, "fetch"):
+            if self.net is not None:
                 self.net.fetch(p.node, p.pcap)  # from another server of a cluster
             stats = parse_stats(p.log.read_text(errors="replace") if p.log.exists() else "")
             files = sorted(x.name for x in self.out_dir.glob(f"{p.pcap.name}*")
@@ -124,11 +126,10 @@ def _read(path: Path) -> str:
     return path.read_text(errors="replace") if path.exists() else ""
 
 
-def _local_ips(net: Any, node: str, ifname: str) -> list[str]:
+def _local_ips(net: Testbed, node: str, ifname: str) -> list[str]:
     """IPv4 addresses behind a point: the interface's own address for a host/router,
     the attached node's addresses for a switch port (best effort, [] if unknown)."""
-    spec = getattr(net, "spec", None)
-    addrs = getattr(spec, "addresses", None) or {}
+    addrs = net.spec.addresses if net.spec is not None else {}
     try:
         if node in addrs:
             a = addrs[node].get(ifname)
@@ -141,7 +142,7 @@ def _local_ips(net: Any, node: str, ifname: str) -> list[str]:
     return []
 
 
-def start(net: Any, points: dict[str, tuple[str, str]], out_dir: Path, snaplen: int,
+def start(net: Testbed, points: dict[str, tuple[str, str]], out_dir: Path, snaplen: int,
           ring_files: int, ring_mb: int, local_ips: dict[str, list[str]] | None = None,
           tag: str = "", expression: list[str] | None = None, buffer_kib: int = BUFFER_KIB,
           nice: int = 0) -> Capture:
@@ -160,7 +161,7 @@ def start(net: Any, points: dict[str, tuple[str, str]], out_dir: Path, snaplen: 
             stem = f"{name}.{tag}" if tag else name
             pcap = out_dir / f"{stem}.pcap"
             log = out_dir / f"{stem}.tcpdump.log"
-            where = net.output_path(node, pcap) if hasattr(net, "output_path") else pcap
+            where = net.output_path(node, pcap)
             argv = tcpdump_argv(ifname, Path(where), snaplen, ring_files, ring_mb, expression,
                                 buffer_kib, nice)
             with log.open("wb") as lf:

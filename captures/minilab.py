@@ -21,8 +21,9 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 QUERIER_SETTLE_S = 2.5  # first query + one 1 s response interval, with margin
 
@@ -39,7 +40,15 @@ CYCLONE_XML = """<CycloneDDS><Domain id="any"><General>
 
 
 class Lab:
-    """Records namespaces, links and processes; ``close()`` removes exactly those."""
+    """Records namespaces, links and processes; ``close()`` removes exactly those.
+
+    A testbed for captures (mcastlab.testbed.Testbed, with node names = namespace names,
+    None = the root namespace): it has no topology spec, switch objects, routers' daemons
+    or other servers, so those members answer trivially (nothing, local, no-op)."""
+
+    spec: Any = None
+    switch_kind: str = "linuxbridge"
+    servers: Any = None
 
     def __init__(self) -> None:
         from mcastlab.ledger import Ledger  # here: importing captures needs no mcastlab
@@ -47,6 +56,11 @@ class Lab:
         self.ledger = Ledger.create()
         self.tag = self.ledger.tag  # 4 characters: interface names stay <= 15
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.hosts: list[str] = []
+        self.switches: list[str] = []
+        self.routers: list[str] = []
+        self.daemons: dict[str, Any] = {}
+        self.querier_ready_at: dict[str, float] = {}
         # Made fresh and private (0700) on __enter__: never an existing, guessable path.
         self.workdir = Path()
 
@@ -70,18 +84,85 @@ class Lab:
     def ns_exec(self, ns: str, argv: list[str], check: bool = True) -> str:
         return _run(["ip", "netns", "exec", ns, *argv], check=check).stdout
 
-    def popen(self, ns: str | None, argv: list[str], env: dict[str, str] | None = None,
+    def popen(self, ns: str | None, argv: Sequence[str], env: dict[str, str] | None = None,
               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-              host_cpu: bool = True) -> subprocess.Popen[bytes]:
+              host_cpu: bool = True, network_plane: bool = False) -> subprocess.Popen[bytes]:
         """Start argv in namespace ``ns`` (None: the root namespace), recorded in the
-        ledger. ``host_cpu`` is the network's signature; this lab limits no CPU."""
-        full = argv if ns is None else ["ip", "netns", "exec", ns, *argv]
+        ledger. ``host_cpu`` and ``network_plane`` are the network's signature; this lab
+        limits no CPU and raises no priority."""
+        full = list(argv) if ns is None else ["ip", "netns", "exec", ns, *argv]
         # `ip netns exec` execs (no fork), so the recorded pid is argv's.
         p = self.ledger.spawn(full, ns or "root", Path(argv[0]).name, stdout=stdout,
                               stderr=stderr, env={**os.environ, **(env or {})},
                               start_new_session=True)
         self.procs.append(p)
         return p
+
+    # -- the testbed's members (mcastlab.testbed.Testbed) ---------------------------
+    def node(self, name: str) -> Any:
+        raise KeyError(f"{name}: a lab's namespaces are not Mininet nodes")
+
+    def real_name(self, node: str) -> str:
+        return node
+
+    def popen_ready(self, node: str, argv: Sequence[str], ready: str, doing: str,
+                    **kwargs: Any) -> subprocess.Popen:
+        raise NotImplementedError("the lab starts no helpers that report readiness")
+
+    def run(self, node: str, argv: Sequence[str],
+            timeout: float = 30) -> subprocess.CompletedProcess:
+        full = list(argv) if node is None else ["ip", "netns", "exec", node, *argv]
+        return subprocess.run(full, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+
+    def cmd(self, node: str, command: str) -> str:
+        return self.run(node, ["sh", "-c", command]).stdout
+
+    def host_ip(self, host: str) -> str:
+        return self.ns_exec(host, ["ip", "-4", "-o", "addr", "show", "dev", "eth0"]
+                            ).split()[3].split("/")[0]
+
+    def is_remote(self, node: str) -> bool:
+        return False  # every namespace is on this machine
+
+    def output_path(self, node: str, local: Path) -> str:
+        return str(local)
+
+    def put(self, node: str, local: Path) -> str:
+        return str(local)
+
+    def fetch(self, node: str, local: Path) -> list[Path]:
+        return []  # written in place: nothing to bring back
+
+    def interrupt(self, proc: subprocess.Popen, wait: float | None = None) -> None:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGINT)
+        if wait is not None:
+            proc.wait(timeout=wait)
+
+    def switch_ports(self, sw: str) -> list[tuple[str, str, str]]:
+        return []
+
+    def switch_state(self, sw: str) -> dict[str, Any]:
+        return {}
+
+    def peer_of(self, router: str, intf: str) -> str | None:
+        return None
+
+    def capture_points(self) -> dict[str, tuple[str, str]]:
+        return {}
+
+    def multicast_state(self) -> dict[str, Any]:
+        return {}
+
+    def wait_converged(self, timeout: float = 60) -> dict[str, Any]:
+        return {}
+
+    def cpu_limits(self) -> Any:
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {"tag": self.tag, "hosts": list(self.hosts)}
 
     def cyclone_env(self, multicast: bool) -> dict[str, str]:
         xml = CYCLONE_XML.format(allow="true" if multicast else "spdp")

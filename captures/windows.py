@@ -47,9 +47,12 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from captures.coverage import PCAP_MAGICS
+
+if TYPE_CHECKING:  # importing captures needs no mcastlab
+    from mcastlab.testbed import Testbed
 
 # tcpdump starts this long before its window and stops this long after it (it writes what
 # its kernel buffer still holds); the file is then cut to the window. Listening took
@@ -338,7 +341,7 @@ class WindowedCapture:
     ``net`` as for :func:`captures.capture.start`.
     """
 
-    def __init__(self, net: Any, points: dict[str, tuple[str, str]], out_dir: Path,
+    def __init__(self, net: Testbed, points: dict[str, tuple[str, str]], out_dir: Path,
                  snaplen: int, window_plan: Plan) -> None:
         self.net, self.points, self.out_dir = net, dict(points), Path(out_dir)
         self.snaplen, self.plan = snaplen, window_plan

@@ -59,7 +59,6 @@ import json
 import math
 import os
 import re
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -68,6 +67,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from experiments import udpstats
+from mcastlab.testbed import Testbed
 
 PSI_CPU = Path("/proc/pressure/cpu")
 SOFTNET = Path("/proc/net/softnet_stat")
@@ -313,7 +313,7 @@ class Monitor:
     outside every host (a switch or router) for the timer outside the hosts.
     """
 
-    def __init__(self, net: Any, hosts: list[str], logs: Path, thresholds: Thresholds,
+    def __init__(self, net: Testbed, hosts: list[str], logs: Path, thresholds: Thresholds,
                  cpu: Any = None, plane_node: str | None = None) -> None:
         self.net, self.logs, self.th = net, logs, thresholds
         self.cpu = cpu
@@ -345,7 +345,7 @@ class Monitor:
 
     def _start_sampler(self, name: str, node: str) -> None:
         out = self.logs / f"wakeup_{name}.json"
-        where = self.net.output_path(node, out) if hasattr(self.net, "output_path") else out
+        where = self.net.output_path(node, out)
         try:
             with (self.logs / f"wakeup_{name}.log").open("wb") as log:
                 self._samplers[name] = self.net.popen(node, self._sampler_argv(Path(where)),
@@ -382,23 +382,19 @@ class Monitor:
 
     def _psi_per_server(self) -> dict[str, int | None]:
         """PSI is per machine: this one's, and over ssh each other server's of a cluster."""
-        servers = getattr(self.net, "servers", None)
+        servers = self.net.servers
         if servers is None or not hasattr(servers, "read_on_servers"):
             return {"local": read_psi_total_us()}
         return {srv: parse_psi_total_us(text)
                 for srv, text in servers.read_on_servers(str(PSI_CPU)).items()}
 
     def stop_samplers(self) -> None:
-        interrupt = getattr(self.net, "interrupt", None)  # reaches another server's node
         for name, p in self._samplers.items():
             self._sampler_exit[name] = p.poll()  # not None: it ended by itself
             with contextlib.suppress(ProcessLookupError):
                 if p.poll() is not None:
                     continue
-                if interrupt is not None:
-                    interrupt(p)
-                else:
-                    os.kill(p.pid, signal.SIGINT)
+                self.net.interrupt(p)  # reaches another server's node
         for name, p in self._samplers.items():
             try:
                 p.wait(timeout=15)
@@ -407,7 +403,7 @@ class Monitor:
                 p.wait(timeout=2)
                 self.notes.append(f"wake-up sampler {name} did not stop on SIGINT")
             node = self.plane_node if name == PLANE else name
-            if hasattr(self.net, "fetch") and node is not None:
+            if node is not None:
                 try:
                     self.net.fetch(node, self.logs / f"wakeup_{name}.json")
                 except (OSError, RuntimeError) as exc:

@@ -43,19 +43,16 @@ from experiments.progress import Progress
 from experiments.resources import ResourceSampler
 from experiments.scenario import Scenario, ScenarioError, validate
 from mcastlab import provenance, safepath
+from mcastlab.testbed import Testbed
 
 # Time a run needs besides its execution time, used for the ETA only (build, discovery,
 # teardown); refined from the runs that finished.
 OVERHEAD_S = 6.0
 
 
-def _no(_host: str) -> bool:
-    return False
-
-
-def _plane_node(net: Any) -> str | None:
+def _plane_node(net: Testbed) -> str | None:
     """A node outside every host, for the fidelity monitor's timer outside the hosts."""
-    nodes = [*getattr(net, "switches", []), *getattr(net, "routers", [])]
+    nodes = [*net.switches, *net.routers]
     return nodes[0] if nodes else None
 
 
@@ -433,7 +430,7 @@ class CampaignRunner:
                 wall_start = time.time()  # pcap timestamps are wall clock too
                 # Agents on another server of a cluster: their pids are that server's, so
                 # this machine's /proc cannot sample them (said in the manifest).
-                remote = {s.name for s in specs if getattr(net, "is_remote", _no)(s.host)}
+                remote = {s.name for s in specs if net.is_remote(s.host)}
                 if remote:
                     out["not_sampled"] = {
                         "agents": sorted(remote),
@@ -607,7 +604,7 @@ class CampaignRunner:
         for problem in rec["problems"]:
             prog.log(f"{cfg['run_id']}: capture window: {problem}")
 
-    def _start_captures(self, net: Any, cfg: dict[str, Any], work: Path, prog: Progress) -> Any:
+    def _start_captures(self, net: Testbed, cfg: dict[str, Any], work: Path, prog: Progress) -> Any:
         cap = _optional("captures.capture")
         if cap is None:
             prog.log("captures.capture is not available: this run has no pcaps")
@@ -673,7 +670,7 @@ class CampaignRunner:
             time.sleep(0.2)
 
     @staticmethod
-    def _stop_procs(procs: dict[str, subprocess.Popen[bytes]], net: Any = None) -> None:
+    def _stop_procs(procs: dict[str, subprocess.Popen[bytes]], net: Testbed | None = None) -> None:
         live = [p for p in procs.values() if p.poll() is None]
         for p in live:
             with contextlib.suppress(ProcessLookupError):

@@ -15,7 +15,8 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+
+from mcastlab.testbed import Testbed
 
 FIELDS = ("InDatagrams", "NoPorts", "InErrors", "OutDatagrams", "RcvbufErrors",
           "SndbufErrors")
@@ -29,7 +30,7 @@ def parse_snmp_udp(text: str) -> dict[str, int]:
     return {k: int(v) for k, v in zip(rows[0], rows[1], strict=True) if v.lstrip("-").isdigit()}
 
 
-def read(net: Any, hosts: Iterable[str]) -> dict[str, dict[str, int]]:
+def read(net: Testbed, hosts: Iterable[str]) -> dict[str, dict[str, int]]:
     """Counters of each host now (hosts whose file cannot be read are left out)."""
     out = {}
     for h in hosts:
@@ -65,7 +66,7 @@ def parse_netdev(text: str) -> dict[str, int]:
     return out
 
 
-def read_snmp(net: Any, hosts: Iterable[str]) -> dict[str, dict[str, dict[str, int]]]:
+def read_snmp(net: Testbed, hosts: Iterable[str]) -> dict[str, dict[str, dict[str, int]]]:
     """Every ``/proc/net/snmp`` section of each host now (experiments.sockstats.parse_snmp),
     plus ``NetDev``: its received packets on lo and on its links (:func:`parse_netdev`);
     hosts whose file cannot be read are left out."""

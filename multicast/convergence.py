@@ -7,10 +7,11 @@ import time
 from typing import Any
 
 from mcastlab.errors import ConvergenceError
+from mcastlab.testbed import Testbed
 from multicast import membership
 
 
-def router_state(net: Any, router: str) -> dict[str, Any]:
+def router_state(net: Testbed, router: str) -> dict[str, Any]:
     """JSON-able multicast state of one router (from its daemon and the kernel)."""
     d = net.daemons.get(router)
     state: dict[str, Any] = {"mfc": read_mfc(net, router), "vifs": read_vifs(net, router)}
@@ -19,7 +20,7 @@ def router_state(net: Any, router: str) -> dict[str, Any]:
     return state
 
 
-def read_vifs(net: Any, router: str) -> list[dict[str, Any]]:
+def read_vifs(net: Testbed, router: str) -> list[dict[str, Any]]:
     """Kernel VIF table (/proc/net/ip_mr_vif) of a router."""
     text = net.cmd(router, "cat /proc/net/ip_mr_vif")
     out = []
@@ -32,7 +33,7 @@ def read_vifs(net: Any, router: str) -> list[dict[str, Any]]:
     return out
 
 
-def read_mfc(net: Any, router: str) -> list[dict[str, Any]]:
+def read_mfc(net: Testbed, router: str) -> list[dict[str, Any]]:
     """Kernel multicast forwarding cache (/proc/net/ip_mr_cache), addresses in dotted form."""
     text = net.cmd(router, "cat /proc/net/ip_mr_cache")
     vifs = {v["index"]: v["intf"] for v in read_vifs(net, router)}
@@ -58,7 +59,7 @@ def _hexip(h: str) -> str:
     return ".".join(str((n >> s) & 0xFF) for s in (0, 8, 16, 24))
 
 
-def wait(net: Any, timeout: float) -> dict[str, Any]:
+def wait(net: Testbed, timeout: float) -> dict[str, Any]:
     """Poll until ready; returns what was checked. Raises ConvergenceError on timeout."""
     deadline = time.monotonic() + timeout
     lacking: dict[str, str] = {}
@@ -73,7 +74,7 @@ def wait(net: Any, timeout: float) -> dict[str, Any]:
         time.sleep(0.25)
 
 
-def missing(net: Any) -> dict[str, str]:
+def missing(net: Testbed) -> dict[str, str]:
     """{router or segment: what it still lacks}; empty when converged."""
     lacking: dict[str, str] = {}
     for r, d in net.daemons.items():
@@ -92,7 +93,7 @@ def missing(net: Any) -> dict[str, str]:
     return lacking
 
 
-def segment_not_ready(net: Any, sw: str) -> str | None:
+def segment_not_ready(net: Testbed, sw: str) -> str | None:
     """A segment is ready when its ports are up and, if one is expected, a querier exists."""
     real = net.real_name(sw)
     down = [p for _logical, p, _peer in net.switch_ports(sw)

@@ -13,6 +13,8 @@ from pathlib import Path
 from string import Template
 from typing import Any, ClassVar
 
+from mcastlab.testbed import Testbed
+
 TEMPLATE_DIR = Path(__file__).resolve().parent
 
 
@@ -27,7 +29,7 @@ class Daemon:
     template: ClassVar[str] = ""
     is_querier: ClassVar[bool] = False  # acts as the IGMP querier of its segments
 
-    def __init__(self, net: Any, node: str):
+    def __init__(self, net: Testbed, node: str):
         self.net = net
         self.node = node
         self.proc: subprocess.Popen | None = None
@@ -71,8 +73,7 @@ class Daemon:
         self.log_path.write_text("")
         text = self.render()
         self.conf_path.write_text(text)
-        if hasattr(self.net, "put"):
-            self.conf_on_node = self.net.put(self.node, self.conf_path)
+        self.conf_on_node = self.net.put(self.node, self.conf_path)
         self.check(text)
         log = open(self.log_path, "a")  # noqa: SIM115 - append: we add state dumps too
         self.proc = self.net.popen(self.node, self.argv(), network_plane=True, stdout=log,

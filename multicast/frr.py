@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from mcastlab.capabilities import frr_missing
 from mcastlab.paths import FRR_LIBEXEC, FRR_PREFIX, FRR_PRIVATE, VTYSH
+from mcastlab.testbed import Testbed
 from multicast.daemon import ConfigError, Daemon
 
 # The private FRR (mcastlab.paths) needs its own libraries.
@@ -36,7 +37,7 @@ class FrrPim(Daemon):
     template: ClassVar[str] = "frr_pimd.conf.tmpl"
     is_querier: ClassVar[bool] = True
 
-    def __init__(self, net: Any, node: str):
+    def __init__(self, net: Testbed, node: str):
         super().__init__(net, node)
         wd = Path(net.workdir)
         self.conf_path = wd / f"frr_{node}_pimd.conf"

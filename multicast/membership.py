@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mcastlab.errors import ConvergenceError
+from mcastlab.testbed import Testbed
 from multicast import nsock
 
 # Cyclone DDS's (and RTI Connext's) default SPDP discovery group: every participant of
@@ -67,10 +68,10 @@ def link_local(group: str) -> bool:
     return group.startswith("224.0.0.")
 
 
-def host_groups(net: Any, host: str) -> list[str]:
+def host_groups(net: Testbed, host: str) -> list[str]:
     """Snoopable groups `host` joined on its LAN interface, read from its kernel (over ssh
     for a host on another server of a cluster)."""
-    if getattr(net, "is_remote", lambda _h: False)(host):
+    if net.is_remote(host):
         r = net.run(host, ["cat", "/proc/net/igmp"])
         if r.returncode != 0:
             raise RuntimeError(f"reading /proc/net/igmp on {host} failed: {r.stderr.strip()}")
@@ -80,12 +81,12 @@ def host_groups(net: Any, host: str) -> list[str]:
     return sorted(g for g in parse_proc_igmp(text).get(f"{host}-eth0", []) if not link_local(g))
 
 
-def snooping_switches(net: Any) -> list[str]:
+def snooping_switches(net: Testbed) -> list[str]:
     """Switches that forward by membership (snooping on): the ones a lost report hurts."""
     return list(net.switches) if net.spec.params.get("snooping") else []
 
 
-def switch_table(net: Any, sw: str) -> dict[str, set[str]]:
+def switch_table(net: Testbed, sw: str) -> dict[str, set[str]]:
     """{group: attached nodes whose ports the switch lists for it}."""
     port_to_node = {logical: peer for logical, _real, peer in net.switch_ports(sw)}
     mdb = net.switch_state(sw).get("mdb", {})
@@ -93,7 +94,7 @@ def switch_table(net: Any, sw: str) -> dict[str, set[str]]:
             for g, ports in mdb.items() if g != "*"}
 
 
-def missing(net: Any, expected: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+def missing(net: Testbed, expected: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
     """{host: [groups it joined (or is expected to) that its snooping switch does not list
     on its port]}; empty when every membership is in the tables.
 
@@ -148,7 +149,7 @@ class Holder:
     UDP socket per host, in its namespace) and keeps them joined until :meth:`close`; on
     another server of a cluster, a small process there holds them."""
 
-    def __init__(self, net: Any, groups: dict[str, list[str]]) -> None:
+    def __init__(self, net: Testbed, groups: dict[str, list[str]]) -> None:
         self.net = net
         self.groups = {h: [g for g in gs if not link_local(g)] for h, gs in groups.items()}
         self._socks: dict[str, socket.socket] = {}
@@ -157,7 +158,7 @@ class Holder:
             for h, gs in self.groups.items():
                 if not gs:
                     continue
-                if getattr(net, "is_remote", lambda _h: False)(h):
+                if net.is_remote(h):
                     self._procs[h] = self._join_remote(h, gs)
                     continue
                 s = nsock.socket_in(net.node(h).pid, socket.AF_INET, socket.SOCK_DGRAM,
@@ -205,7 +206,7 @@ class Holder:
             self._leave_remote(h)
 
 
-def wait(net: Any, expected: dict[str, list[str]] | None, timeout: float,
+def wait(net: Testbed, expected: dict[str, list[str]] | None, timeout: float,
          holder: Holder | None = None) -> dict[str, Any]:
     """Poll until every membership is in its snooping switch's table; with a `holder`,
     re-join the hosts still missing every REJOIN_AFTER_S. Raises ConvergenceError."""

@@ -22,6 +22,7 @@ import ipaddress
 import re
 from typing import Any, ClassVar
 
+from mcastlab.testbed import Testbed
 from multicast.daemon import ConfigError, Daemon
 from multicast.frr import FrrPim
 
@@ -35,7 +36,7 @@ class Pimd(Daemon):
     template: ClassVar[str] = "pimd.conf.tmpl"
     is_querier: ClassVar[bool] = True
 
-    def __new__(cls, net: Any, node: str) -> Any:
+    def __new__(cls, net: Testbed, node: str) -> Any:
         """`Pimd(net, r)` is what topologies.net starts for mrouting=pimd; the routed
         parameter pim_daemon=frr swaps in FRR's pimd (multicast/frr.py) there."""
         if cls is Pimd and net.spec.params.get("pim_daemon") == "frr":

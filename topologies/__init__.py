@@ -14,10 +14,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcastlab.errors import BuildError, ConvergenceError, TopologyParamError
 from topologies.spec import Spec
+
+if TYPE_CHECKING:  # at run time build() imports it, when it builds
+    from topologies.net import Network
 
 __all__ = [
     "FAMILIES",
@@ -72,7 +75,7 @@ def host_names(spec: Spec) -> list[str]:
 
 
 @contextlib.contextmanager
-def build(spec: Spec, workdir: Path | str | None = None, cluster: Any = None) -> Iterator[Any]:
+def build(spec: Spec, workdir: Path | str | None = None, cluster: Any = None) -> Iterator[Network]:
     """Build `spec` (namespaces, links, switches, daemons); tear everything down on exit.
 
     Raises TopologyParamError before creating anything if a capability is missing.
@@ -111,7 +114,7 @@ def build(spec: Spec, workdir: Path | str | None = None, cluster: Any = None) ->
         raise failure
 
 
-def keep_log(net: Any) -> Path:
+def keep_log(net: Network) -> Path:
     """Where the build log will be after teardown: in the work directory, or — when that
     directory is private and removed at teardown — a copy in /var/log/mcastlab/."""
     import shutil

@@ -12,15 +12,18 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from multicast import snooping
+
+if TYPE_CHECKING:
+    from topologies.net import Network
 
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 
 
 class OvsInstance:
-    def __init__(self, net: Any, switch: str, rundir: Path):
+    def __init__(self, net: Network, switch: str, rundir: Path):
         self.net = net
         self.switch = switch
         self.rundir = rundir

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from mcastlab.errors import BuildError
+from mcastlab.testbed import Testbed
 from multicast import membership, nsock
 from multicast import probe_agent as pa
 
@@ -58,7 +59,7 @@ def ping_plan(n: int) -> list[tuple[int, int]]:
     return [(i, (i + d) % n) for i in range(n) for d in offsets]
 
 
-def reachability_report(net: Any, deadline_s: float = 60.0) -> dict[str, Any]:
+def reachability_report(net: Testbed, deadline_s: float = 60.0) -> dict[str, Any]:
     """Unicast reachability, bounded: no process at all (one raw ICMP socket per host,
     opened in its namespace from this process), at most one echo in flight per host,
     rounds of at most REACH_ROUND_S, a missed echo retried once, everything within
@@ -135,13 +136,13 @@ def reachability_report(net: Any, deadline_s: float = 60.0) -> dict[str, Any]:
             "seconds": round(time.monotonic() - t0, 3)}
 
 
-def reachability(net: Any, deadline_s: float = 60.0) -> dict[str, list[str]]:
+def reachability(net: Testbed, deadline_s: float = 60.0) -> dict[str, list[str]]:
     """{host: [hosts it could NOT ping]} over :func:`ping_plan`'s pairs (see
     :func:`reachability_report` for the coverage)."""
     return dict(reachability_report(net, deadline_s)["unreachable"])
 
 
-def _port_counters(net: Any) -> dict[str, dict[str, int]]:
+def _port_counters(net: Testbed) -> dict[str, dict[str, int]]:
     """{switch: {logical port: tx packets}} (what the switch sent out of each port)."""
     out: dict[str, dict[str, int]] = {}
     for sw in net.switches:
@@ -161,7 +162,7 @@ class Receivers:
     thread reads them all until :meth:`stop`.
     """
 
-    def __init__(self, net: Any, hosts: list[str], members: set[str], group: str,
+    def __init__(self, net: Testbed, hosts: list[str], members: set[str], group: str,
                  run_id: int) -> None:
         import selectors
         import socket
@@ -180,7 +181,7 @@ class Receivers:
         self._remote: dict[str, _RemoteReceiver] = {}
         try:
             for h in hosts:
-                if getattr(net.node(h), "remote", None) is not None:
+                if net.is_remote(h):
                     self._remote[h] = _RemoteReceiver(net, h, h in members, group, run_id,
                                                       self.primed)
                     continue
@@ -266,7 +267,7 @@ class _RemoteReceiver:
     thread ("primed" lines as they come, the counts at the end), stopped by
     :meth:`Network.interrupt`."""
 
-    def __init__(self, net: Any, host: str, member: bool, group: str, run_id: int,
+    def __init__(self, net: Testbed, host: str, member: bool, group: str, run_id: int,
                  primed: dict[str, float]) -> None:
         import threading
 
@@ -306,7 +307,7 @@ class _RemoteReceiver:
             self.proc.wait()
 
 
-def expectations(net: Any, sender: str, members: list[str]) -> dict[str, dict[str, Any]]:
+def expectations(net: Testbed, sender: str, members: list[str]) -> dict[str, dict[str, Any]]:
     """Per host: member?, expected count share (1 = all, 0 = none) and whether pruning applies.
 
     A member on a segment multicast routing cannot reach (smcroute without a route)
@@ -343,11 +344,11 @@ def expectations(net: Any, sender: str, members: list[str]) -> dict[str, dict[st
     return out
 
 
-def _segment_of(net: Any, host: str) -> str:
+def _segment_of(net: Testbed, host: str) -> str:
     return next(s for s, m in net.spec.switches.items() if host in m)
 
 
-def probe(net: Any, sender: str, members: list[str], count: int = 1000, rate: float = 500.0,
+def probe(net: Testbed, sender: str, members: list[str], count: int = 1000, rate: float = 500.0,
           ttl: int = 8, group: str = GROUP, settle: float | None = None,
           prime: int | None = None) -> dict[str, Any]:
     """Send `count` packets from `sender` to `group`, joined by `members`; return the table.
@@ -376,7 +377,7 @@ def probe(net: Any, sender: str, members: list[str], count: int = 1000, rate: fl
         receivers.close()
 
 
-def _probe(net: Any, sender: str, members: list[str], count: int, rate: float, ttl: int,
+def _probe(net: Testbed, sender: str, members: list[str], count: int, rate: float, ttl: int,
            group: str, settle: float, prime: int | None, run_id: int, agent: list[str],
            env: dict[str, str], receivers: Receivers) -> dict[str, Any]:
     # The members' joins must be in their snooping switches before the stream starts.
@@ -429,7 +430,7 @@ def _probe(net: Any, sender: str, members: list[str], count: int, rate: float, t
             "problems": problems, "ok": not problems}
 
 
-def _prime(net: Any, sender: str, members: list[str], prime: int, ttl: int, group: str,
+def _prime(net: Testbed, sender: str, members: list[str], prime: int, ttl: int, group: str,
            run_id: int, agent: list[str], env: dict[str, str],
            receivers: Receivers) -> dict[str, float | None]:
     """Send uncounted packets until every member that routing reaches got one (see

@@ -49,7 +49,7 @@ def test_ddsperf_counts_equal_tshark(tmp_path: Path, pairs: int, multicast: bool
     rate = ["25Hz", "burst", "200"] if pairs == 1 else ["300Hz"]
     with BridgeLab(hosts=hosts, snooping=False) as lab:
         points = {"h1": (None, lab.ports[0]), f"h{hosts}": (None, lab.ports[-1])}
-        cap = capture.start(_RootNet(lab), points, tmp_path / "pcaps", 0, 0, 0)
+        cap = capture.start(lab, points, tmp_path / "pcaps", 0, 0, 0)
         env = lab.cyclone_env(multicast)
         procs = []
         for i in range(pairs):  # publishers on the first half of the hosts, subscribers after
@@ -117,13 +117,3 @@ def _registers_on_disk(point: capture._Point) -> bool:
         return ours(point.pcap).pim["register"] >= 1
     except dz.DissectError:  # nothing flushed yet (not even the file header)
         return False
-
-
-class _RootNet:
-    """Adapter: capture points on root-namespace bridge ports (node None)."""
-
-    def __init__(self, lab: BridgeLab) -> None:
-        self.lab = lab
-
-    def popen(self, node: str | None, argv: list[str], **kw):
-        return self.lab.popen(node, argv, stdout=kw.get("stdout"), stderr=kw.get("stderr"))

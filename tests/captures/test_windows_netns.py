@@ -35,7 +35,7 @@ import pytest
 from captures import capture, wire
 from captures import dissect as dz
 from experiments.runner import CampaignRunner
-from mcastlab import paths
+from mcastlab import paths, testbed
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(600)]
 
@@ -88,7 +88,8 @@ class ReferenceRunner(CampaignRunner):
 
     reference: Any = None
 
-    def _start_captures(self, net: Any, cfg: dict[str, Any], work: Path, prog: Any) -> Any:
+    def _start_captures(self, net: testbed.Testbed, cfg: dict[str, Any], work: Path,
+                        prog: Any) -> Any:
         handle = super()._start_captures(net, cfg, work, prog)
         self.reference = capture.start(net, {"h1-eth0": net.capture_points()["h1-eth0"]},
                                        work / "reference", 65535, 0, 0)

@@ -28,16 +28,15 @@ import functools
 import statistics
 import subprocess
 import sys
-from typing import Any
 
 import topologies
 from experiments import perftest_output
-from mcastlab import paths
+from mcastlab import paths, testbed
 
 BASE = ["-dataLen", "100", "-noPrintConfig"]
 
 
-def _pair(net: Any, pub: str, sub: str, secs: int, latency: bool) -> float:
+def _pair(net: testbed.Testbed, pub: str, sub: str, secs: int, latency: bool) -> float:
     """One measurement: the subscriber's Avg Samples/s, or the publisher's median latency."""
     agent = str(paths.NATIVE_AGENT)
     s = net.popen(sub, [agent, "-sub", "-nic", net.host_ip(sub), *BASE],

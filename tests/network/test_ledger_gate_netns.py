@@ -124,14 +124,8 @@ MINILAB_USER = r"""
 import time
 from captures import capture, minilab
 
-class RootNet:  # capture points on root-namespace bridge ports
-    def __init__(self, lab):
-        self.lab = lab
-    def popen(self, node, argv, **kw):
-        return self.lab.popen(node, argv, stdout=kw.get("stdout"), stderr=kw.get("stderr"))
-
 lab = minilab.BridgeLab(hosts=3, snooping=True).__enter__()
-capture.start(RootNet(lab), {"p0": (None, lab.ports[0])}, lab.workdir / "pcaps", 96, 0, 0)
+capture.start(lab, {"p0": (None, lab.ports[0])}, lab.workdir / "pcaps", 96, 0, 0)
 minilab.mcast_receiver(lab, lab.hosts[1], "239.9.9.9", duration=300)
 minilab.mcast_sender(lab, lab.hosts[0], "239.9.9.9", rate=50, duration=300)
 time.sleep(300)

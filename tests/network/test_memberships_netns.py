@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import topologies
+from mcastlab import testbed
 from multicast import convergence, membership
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
@@ -29,7 +29,7 @@ HOSTS = 150
 GROUP = membership.SPDP_GROUP
 
 
-def _report_window_s(net: Any) -> float:
+def _report_window_s(net: testbed.Testbed) -> float:
     """Seconds within which a host repeats a join's report: the kernel's IGMPv3 (or v2)
     unsolicited report interval times (robustness - 1), read from host h1."""
     version = net.spec.params.get("igmp", "3")

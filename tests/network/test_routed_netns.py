@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import pytest
 
 import topologies
+from mcastlab import testbed
 from topologies import probe
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
@@ -37,12 +38,12 @@ SETTLE_S = 6.0
 BSR_CANDIDATES = ("New RP candidate 10.0.1.254", "New RP candidate 10.0.2.254")
 
 
-def _elected_rps(net: Any) -> dict[str, Any]:
+def _elected_rps(net: testbed.Testbed) -> dict[str, Any]:
     """Before the probe: the RP each router learnt from the bootstrap messages."""
     return {"elected": {r: d.log_state()["rp"] for r, d in net.daemons.items()}}
 
 
-def _both_candidates_in_r1_log(net: Any) -> dict[str, Any]:
+def _both_candidates_in_r1_log(net: testbed.Testbed) -> dict[str, Any]:
     """After the probe: r1's log once it names both candidates. r1's own Cand-RP-Adv
     (first one at a random time) reaches r2's next BSM only up to 30 s after convergence,
     which needs just the winner: wait for that BSM."""
@@ -81,12 +82,12 @@ LABS: dict[str, Lab] = {
 }
 
 
-def _converge(net: Any, built_at: float) -> dict[str, Any]:
+def _converge(net: testbed.Testbed, built_at: float) -> dict[str, Any]:
     ready = net.wait_converged(90)
     return {"ready": ready, "converged_after_s": time.monotonic() - built_at}
 
 
-def _exercise(lab: Lab, net: Any, built_at: float,
+def _exercise(lab: Lab, net: testbed.Testbed, built_at: float,
               converged: dict[str, Any] | None = None) -> dict[str, Any]:
     """Converge (unless `converged` says when it did), run the lab's hooks around the
     probe; the lab's outcome."""

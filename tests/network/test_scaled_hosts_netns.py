@@ -37,7 +37,7 @@ import pytest
 
 import topologies
 from experiments import fidelity
-from mcastlab import paths
+from mcastlab import paths, testbed
 from topologies import cpulimit
 
 pytestmark = [
@@ -55,7 +55,7 @@ def _lan(cores: float, hosts: int = 4, pin: bool = False) -> Any:
     return topologies.resolve("lan", {"hosts": hosts, "cpu": cores, "cpu_pin": pin})
 
 
-def _throughput(net: Any, workdir: Path, tag: str, seconds: int = SECONDS,
+def _throughput(net: testbed.Testbed, workdir: Path, tag: str, seconds: int = SECONDS,
                 reliable: bool = True) -> float:
     """Samples/s of a 1 -> 1 h1 -> h2 (the subscriber's summary average)."""
     agent = str(paths.NATIVE_AGENT)
@@ -77,14 +77,14 @@ def _throughput(net: Any, workdir: Path, tag: str, seconds: int = SECONDS,
     return float(m.group(1))
 
 
-def _ready(net: Any) -> Any:
+def _ready(net: testbed.Testbed) -> Any:
     """The network once its ports forward: agents started the moment it is built lose their
     first discovery announcements and wait 28 s for the next ones (Cyclone's SPDP interval)."""
     net.wait_converged(timeout=30)
     return net
 
 
-def _busy(net: Any, hosts: list[str], loops: int) -> list[Any]:
+def _busy(net: testbed.Testbed, hosts: list[str], loops: int) -> list[Any]:
     return [net.popen(h, BUSY) for h in hosts for _ in range(loops)]
 
 
@@ -94,7 +94,7 @@ def _stop(procs: list[Any]) -> None:
         p.wait(timeout=10)
 
 
-def _monitor(net: Any, workdir: Path, seconds: float) -> dict[str, Any]:
+def _monitor(net: testbed.Testbed, workdir: Path, seconds: float) -> dict[str, Any]:
     """A fidelity window of ``seconds`` over whatever runs now (no agents)."""
     logs = workdir / f"logs-{time.monotonic_ns()}"
     logs.mkdir()
