@@ -61,7 +61,7 @@ def send(args: argparse.Namespace) -> int:
     return 0
 
 
-def _udp_dport_and_payload(frame: bytes) -> tuple[str, int, bytes] | None:
+def udp_dport_and_payload(frame: bytes) -> tuple[str, int, bytes] | None:
     """(destination, UDP port, payload) of an IPv4/UDP packet, None otherwise."""
     if len(frame) < 20 or frame[0] >> 4 != 4 or frame[9] != 17:
         return None
@@ -106,7 +106,7 @@ def recv(args: argparse.Namespace) -> int:
                 data, addr = raw.recvfrom(65535)
                 if addr[2] == PACKET_OUTGOING:
                     continue
-                parsed = _udp_dport_and_payload(data)
+                parsed = udp_dport_and_payload(data)
                 if not parsed or parsed[0] != args.group or parsed[1] != args.port:
                     continue
                 payload = parsed[2]

@@ -221,7 +221,7 @@ class Receivers:
                             data, addr = key.fileobj.recvfrom(65535)  # type: ignore[union-attr]
                             if addr[2] == pa.PACKET_OUTGOING:
                                 continue
-                            parsed = pa._udp_dport_and_payload(data)
+                            parsed = pa.udp_dport_and_payload(data)
                             if not parsed or parsed[0] != self.group or parsed[1] != PORT:
                                 continue
                             payload = parsed[2]

@@ -1,0 +1,95 @@
+"""The packages are layers with one direction of imports (docs/contracts.md, "Layers").
+
+Read with ``ast`` only (nothing of the project is imported), every import counted, also
+inside functions and under TYPE_CHECKING. MCASTLAB_LAYERS_ROOT checks another checkout.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+ROOT = Path(os.environ.get("MCASTLAB_LAYERS_ROOT", Path(__file__).resolve().parent.parent))
+# What each package may import besides itself: the foundation nothing; the network
+# (topologies builds on multicast); the readers, importable without root or Mininet
+# (analysis reads captures' files); the campaigns, which run networks and captures.
+MAY_IMPORT = {
+    "mcastlab": set(),
+    "multicast": {"mcastlab"},
+    "topologies": {"mcastlab", "multicast"},
+    "captures": {"mcastlab"},
+    "analysis": {"mcastlab", "captures"},
+    "experiments": {"mcastlab", "multicast", "topologies", "captures"},
+}
+TOP = {"mcastlab/cli.py"}  # the command line sits on every layer
+
+
+def _imports(node: ast.AST, pkg: str) -> list[tuple[str, list[str], list[str]]]:
+    """[(imported module, names taken from it, names bound here)]."""
+    if isinstance(node, ast.Import):
+        return [(a.name, [], [a.asname or a.name.split(".")[0]]) for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        mod = node.module or "" if node.level == 0 else f"{pkg}.{node.module or ''}"
+        return [(mod, [a.name for a in node.names], [a.asname or a.name for a in node.names])]
+    return []
+
+
+def _is_net(e: ast.expr) -> bool:
+    return (isinstance(e, ast.Name) and e.id == "net") or (
+        isinstance(e, ast.Attribute) and e.attr == "net"
+        and isinstance(e.value, ast.Name) and e.value.id == "self")
+
+
+def problems(root: Path = ROOT) -> list[str]:
+    out, edges = [], {p: set() for p in MAY_IMPORT}
+    for pkg in MAY_IMPORT:
+        for f in sorted((root / pkg).rglob("*.py")):
+            rel, tree = f.relative_to(root).as_posix(), ast.parse(f.read_text())
+            foreign: set[str] = set()  # names bound to another package's modules
+            for n in ast.walk(tree):
+                for mod, names, bound in _imports(n, pkg):
+                    top = mod.split(".")[0]
+                    if top not in MAY_IMPORT or top == pkg:
+                        continue
+                    edges[pkg].add(top)
+                    if top not in MAY_IMPORT[pkg] and rel not in TOP:
+                        out.append(f"{rel}:{n.lineno}: {pkg} imports {mod} (a higher layer)")
+                    out += [f"{rel}:{n.lineno}: private {mod}.{x}" for x in names
+                            if x.startswith("_") and not x.startswith("__")]
+                    foreign.update(bound)
+            for n in ast.walk(tree):
+                if (isinstance(n, ast.Attribute) and n.attr.startswith("_")
+                        and not n.attr.startswith("__") and (_is_net(n.value) or (
+                            isinstance(n.value, ast.Name) and n.value.id in foreign))):
+                    out.append(f"{rel}:{n.lineno}: private {ast.unparse(n)}")
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    args = n.args
+                    out += [f"{rel}:{n.lineno}: {n.name}(net: Any)" for a in
+                            [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                            if a.arg == "net" and a.annotation is not None
+                            and ast.unparse(a.annotation).strip("'\"") in {"Any", "typing.Any"}]
+                if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                        and n.func.id in {"hasattr", "getattr"} and n.args and _is_net(n.args[0])):
+                    out.append(f"{rel}:{n.lineno}: probes {ast.unparse(n)}")
+    seen: list[str] = []
+
+    def visit(p: str) -> None:  # a cycle between packages, whatever the table says
+        if p in seen:
+            cycle = seen[seen.index(p):]
+            i = cycle.index(min(cycle))  # each cycle once, from its first name
+            out.append("import cycle: " + " -> ".join([*cycle[i:], *cycle[:i], min(cycle)]))
+            return
+        seen.append(p)
+        for q in sorted(edges[p]):
+            visit(q)
+        seen.pop()
+
+    for p in MAY_IMPORT:
+        visit(p)
+    return sorted(set(out))
+
+
+def test_layers() -> None:
+    found = problems()
+    assert not found, "\n".join(found)
