@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -459,9 +460,17 @@ class CampaignRunner:
                 prog.set_phase("running")
                 windows = capture_windows.hook(capture_handle, procs, work / "agents", cfg,
                                                t_start)
+                cpu = net.cpu_limits()
+                engage = None
+                if cpu is not None and cpu.deferred:
+                    out["cpu_engaged_s"] = None  # discovery never completed
+
+                    def engage() -> None:
+                        if cpu.engage():
+                            out["cpu_engaged_s"] = round(time.monotonic() - t_start, 3)
                 timed_out = self._wait(procs, deadline, prog, work / "agents",
                                        show_discovery=cfg["agent"] != "ddsperf",
-                                       monitor=monitor, windows=windows)
+                                       monitor=monitor, windows=windows, engage=engage)
                 out["agents_s"] = round(time.monotonic() - t_start, 3)
                 for s in specs:
                     if s.latency_file is not None and s.name in remote:
@@ -626,20 +635,24 @@ class CampaignRunner:
     def _wait(self, procs: dict[str, subprocess.Popen[bytes]], deadline: float,
               prog: Progress, agents_dir: Path, show_discovery: bool = True,
               monitor: fidelity.Monitor | None = None,
-              windows: capture_windows.CaptureWindowHook | None = None) -> list[str]:
+              windows: capture_windows.CaptureWindowHook | None = None,
+              engage: Callable[[], None] | None = None) -> list[str]:
         """Wait for every process; returns the names still running at the deadline.
 
         The phase shows discovery (agents that matched all their peers, from their
         stderr) until every agent has, then how many have finished. The fidelity
         monitor's window opens when every agent matched (at once for agents that do not
         report discovery) and closes when the first agent exits; so do the capture
-        windows' (experiments/capture_windows.py).
+        windows' (experiments/capture_windows.py). ``engage`` is called at that moment
+        too, before them (hosts whose CPU limits take effect from the measurement).
         """
         last = 0.0
         matched: set[str] = set()
         watch = DiscoveryWatch(agents_dir)
         # The capture windows' moments first: the monitor's reads the other servers of a
         # cluster over ssh (seconds), which must not delay or stretch the windows.
+        if engage is not None and not show_discovery:
+            engage()
         if windows is not None and not show_discovery:
             windows.open_window()
         if monitor is not None and not show_discovery:
@@ -655,6 +668,8 @@ class CampaignRunner:
             now = time.monotonic()
             if now >= deadline:
                 return running
+            if engage is not None and show_discovery and len(matched) == len(procs):
+                engage()
             if windows is not None and show_discovery and len(matched) == len(procs):
                 windows.open_window()
             if monitor is not None and show_discovery and len(matched) == len(procs):

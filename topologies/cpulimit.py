@@ -18,6 +18,13 @@ host its allocation whenever the host could use it.
   from the CPU controller; CPU time used and pressure (PSI: time some / all of the host's
   runnable tasks waited for a CPU) from cgroup v2, which on a v1 machine is mounted beside
   it (``/sys/fs/cgroup/unified``): every host joins a cgroup in each hierarchy.
+- **From the measurement on** (``cpu_from = "measurement"``): the hosts' cgroups exist
+  from the start but their quota and pin take effect only when :meth:`CpuLimits.engage`
+  is called, which the campaign runner does the moment every agent has matched its peers,
+  as the fidelity window opens. Discovery then runs on the whole machine: at 75 + 75 on
+  4 hosts of 0.4 core, discovery did not finish in 240 s (a subscriber matched 58 of 75
+  publishers, with 5-8% of the datagrams dropped at full sockets), while on the
+  whole machine it takes 80-120 s; the study measured its hosts after discovery.
 - **Realtime runtime.** With ``CONFIG_RT_GROUP_SCHED`` (v1), a cgroup has no realtime
   runtime unless given some, and ``cyclictest`` (the wake-up sampler) exits at start when
   its privilege check (``sched_setscheduler(SCHED_FIFO)``) fails. Each host gets
@@ -36,6 +43,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,7 +152,11 @@ def spec_problem(spec: Any) -> str | None:
     """:func:`limits_problem` for a resolved topology on this machine (None without ``cpu``)."""
     cores = spec.params.get("cpu")
     if not cores:
-        return None
+        asked = [f"{k} = {spec.params[k]}" for k, off in (("cpu_pin", False),
+                                                          ("cpu_from", "start"))
+                 if spec.params.get(k, off) != off]
+        return (f"{' and '.join(asked)} take effect only on CPU-limited hosts: set cpu "
+                "(cores per host)") if asked else None
     return limits_problem(list(spec.hosts), float(cores),
                           int(spec.params.get("cpu_period_us") or PERIOD_US),
                           bool(spec.params.get("cpu_pin")), machine_cpus())
@@ -202,7 +214,8 @@ class CpuLimits:
     """The per-host cgroups of one testbed. ``ledger`` records each before it exists."""
 
     def __init__(self, tag: str, ledger: Any, root: Path = CGROUP_ROOT,
-                 period_us: int = PERIOD_US, pin: bool = False) -> None:
+                 period_us: int = PERIOD_US, pin: bool = False,
+                 deferred: bool = False) -> None:
         v = version(root)
         if v is None:
             raise RuntimeError(f"CPU-limited hosts need a cgroup CPU controller: "
@@ -233,6 +246,10 @@ class CpuLimits:
         self.cpus: dict[str, int] = {}  # host -> the CPU it is pinned to
         self.rt_runtime_us: int | None = None
         self._parents_made = False
+        # deferred: quotas and pins written by engage(), not by limit()
+        self.deferred = deferred
+        self.engaged = not deferred
+        self.engaged_at: float | None = None  # time.monotonic() of engage()
 
     # --- building ---------------------------------------------------------------------
     def _mkdir(self, path: Path) -> None:
@@ -265,37 +282,63 @@ class CpuLimits:
 
     def limit(self, host: str, cores: float, cpu: int | None = None) -> Path:
         """Create ``host``'s cgroups with ``cores`` of CPU time per period (pinned to CPU
-        ``cpu`` when pinning); returns its CPU controller's directory."""
+        ``cpu`` when pinning); returns its CPU controller's directory. Deferred limits
+        leave the host unlimited and unpinned until :meth:`engage`."""
         if not self._parents_made:
             self._make_parents()
+        if self.pin and cpu is None:
+            raise ValueError(f"{host}: pinning needs a CPU")
         cg = self.parent / host
         self._mkdir(cg)
         dirs = [cg]
-        quota = max(round(cores * self.period_us), MIN_QUOTA_US)
         if self.version == 1:
             _write(cg / "cpu.cfs_period_us", str(self.period_us))
-            _write(cg / "cpu.cfs_quota_us", str(quota))
             self._rt_runtime(cg)
-        else:
-            _write(cg / "cpu.max", f"{quota} {self.period_us}")
         if self.pin:
-            if cpu is None:
-                raise ValueError(f"{host}: pinning needs a CPU")
             sets = cg if self.cpuset_parent is None else self.cpuset_parent / host
             if sets != cg:
                 self._mkdir(sets)
                 dirs.append(sets)
                 _write(sets / "cpuset.mems", (self.cpuset_parent / "cpuset.mems").read_text()
                        .strip())  # type: ignore[operator]
-            _write(sets / "cpuset.cpus", str(cpu))
-            self.cpus[host] = cpu
+            if self.deferred and self.version == 1:  # v1 needs CPUs before tasks join:
+                # every CPU of the testbed's parent until engaged (v2 inherits them)
+                _write(sets / "cpuset.cpus", (sets.parent / "cpuset.cpus").read_text().strip())
+            self.cpus[host] = cpu  # type: ignore[assignment]
         if self.stats_parent is not None and self.stats_parent != self.parent:
             stats = self.stats_parent / host
             self._mkdir(stats)
             dirs.append(stats)
         self.hosts[host] = dirs
         self.cores[host] = cores
+        if not self.deferred:
+            self._apply(host)
         return cg
+
+    def _quota_us(self, host: str) -> int:
+        return max(round(self.cores[host] * self.period_us), MIN_QUOTA_US)
+
+    def _apply(self, host: str) -> None:
+        """Write ``host``'s quota (and pin)."""
+        cg = self.parent / host
+        if self.version == 1:
+            _write(cg / "cpu.cfs_quota_us", str(self._quota_us(host)))
+        else:
+            _write(cg / "cpu.max", f"{self._quota_us(host)} {self.period_us}")
+        if self.pin:
+            sets = cg if self.cpuset_parent is None else self.cpuset_parent / host
+            _write(sets / "cpuset.cpus", str(self.cpus[host]))
+
+    def engage(self) -> bool:
+        """Deferred limits take effect now (every host's quota, then its pin); True the
+        first time, False when they already were in effect."""
+        if self.engaged:
+            return False
+        for host in self.hosts:
+            self._apply(host)
+        self.engaged = True
+        self.engaged_at = time.monotonic()
+        return True
 
     def preexec(self, host: str) -> Callable[[], None] | None:
         """A Popen ``preexec_fn`` that moves the child into ``host``'s cgroups (None if the
@@ -362,6 +405,9 @@ class CpuLimits:
             d["cpus"] = dict(self.cpus)
         if self.rt_runtime_us is not None:
             d["rt_runtime_us"] = self.rt_runtime_us
+        # when the limits took effect is the run's (manifest cpu_engaged_s): this is
+        # described when the network is built
+        d["from"] = "measurement" if self.deferred else "start"
         return d
 
 

@@ -384,7 +384,8 @@ class Network:
             pin = bool(spec.params.get("cpu_pin"))
             self.cpu = CpuLimits(self.tag, self.ledger,
                                  period_us=int(spec.params.get("cpu_period_us") or 10_000),
-                                 pin=pin)
+                                 pin=pin,
+                                 deferred=spec.params.get("cpu_from") == "measurement")
             cpus = pin_plan(list(spec.hosts), machine_cpus()) if pin else {}
             for h in spec.hosts:
                 self.cpu.limit(h, float(spec.params["cpu"]), cpus.get(h))

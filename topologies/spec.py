@@ -180,6 +180,9 @@ COMMON_PARAMS: tuple[Param, ...] = (
           low=1_000, high=1_000_000),
     Param("cpu_pin", "bool", False, "pin each CPU-limited host to one CPU (cpuset), hosts "
           "dealt round-robin over the CPUs"),
+    Param("cpu_from", "choice", "start", "when the hosts' CPU limit and pin take effect: "
+          "from the start, or from the measurement (once every agent has matched its peers; "
+          "discovery runs on the whole machine)", choices=("start", "measurement")),
     Param("emulated_servers", "int", 1, "place the nodes on N servers emulated on this "
           "machine; links between servers are VXLAN tunnels (topologies/servers.py)",
           low=1, high=8),

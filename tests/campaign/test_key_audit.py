@@ -130,6 +130,7 @@ TOPOLOGY_PARAMS: dict[str, tuple[Any, str]] = {
     "cpu": (0.5, "topology"),
     "cpu_period_us": (100_000, "topology"),
     "cpu_pin": (True, "topology"),
+    "cpu_from": ("measurement", "topology"),
     "emulated_servers": (2, "topology"),
     "routers": (3, "topology"),
     "shape": ("ring", "topology"),

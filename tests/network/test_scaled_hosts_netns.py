@@ -203,3 +203,37 @@ def test_unlimited_load_beside_the_hosts_is_unfaithful(workdir: Path) -> None:
             _stop(busy + outside)
     print("unlimited beside:", fid["metrics"]["shortfall_share"], fid["reasons"])
     assert fid["bound"] == "host", fid
+
+
+def _cores_used(cpu: Any, host: str, seconds: float) -> float:
+    a = cpu.snapshot()[host]
+    time.sleep(seconds)
+    b = cpu.snapshot()[host]
+    assert a.usage_us is not None, "no cgroup v2 usage counter here"
+    return (b.usage_us - a.usage_us) / 1e6 / seconds
+
+
+def test_limits_from_the_measurement_take_effect_when_engaged(workdir: Path) -> None:
+    """cpu_from = "measurement": a pinned 0.3-core host runs free (both CPUs) until the
+    runner engages its limits, then gets 0.3 of one CPU."""
+    if cpulimit.machine_cpus() < 2:
+        pytest.skip("needs 2 CPUs to tell unpinned from pinned")
+    spec = topologies.resolve("lan", {"hosts": 2, "cpu": 0.3, "cpu_pin": True,
+                                      "cpu_from": "measurement"})
+    with topologies.build(spec, workdir=workdir) as net:
+        cpu = net.cpu_limits()
+        assert cpu.deferred and not cpu.engaged
+        busy = _busy(net, ["h1"], 2)
+        try:
+            time.sleep(0.3)
+            free = _cores_used(cpu, "h1", 1.5)
+            assert cpu.engage() and not cpu.engage()  # once
+            time.sleep(0.3)
+            capped = _cores_used(cpu, "h1", 1.5)
+        finally:
+            _stop(busy)
+        described = net.describe()["cpu_limits"]
+    print(f"deferred limits: h1 used {free:.2f} cores before engage, {capped:.2f} after")
+    assert free > 1.2, free  # two busy loops on two CPUs, no quota
+    assert 0.2 < capped <= 0.3 * 1.05, capped
+    assert described["from"] == "measurement"
