@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -14,3 +15,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "netns" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A per-test work directory for a network's daemon configs and logs."""
+    d = tmp_path / "logs"
+    d.mkdir()
+    return d

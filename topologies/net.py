@@ -83,7 +83,7 @@ NEIGH_MARGIN = 1024  # room left for the rest of the machine
 # in the build log and the manifest (`network_plane_priority`).
 PLANE_REALTIME = ("chrt", "--rr", "1")
 PLANE_FALLBACK = ("nice", "-n", "-10")
-# Test hook (tests/network/test_build_errors_netns.py): the node named here gets one real
+# Test hook (tests/topologies/test_build_errors_netns.py): the node named here gets one real
 # command that fails (bringing up a device that does not exist) in its configuration.
 _TEST_FAIL_ON = os.environ.get("MCASTLAB_TEST_FAIL_ON", "")
 _RC_MARK = "mcastlab-rc="

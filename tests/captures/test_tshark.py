@@ -24,7 +24,7 @@ import pytest
 from captures import capture
 from captures import dissect as dz
 from captures.minilab import BridgeLab, RoutedLab, mcast_receiver, mcast_sender
-from tests.captures.tshark_ref import ours, tshark_figures
+from tests.helpers.tshark_ref import ours, tshark_figures
 from topologies.net import wait_for
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
