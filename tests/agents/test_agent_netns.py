@@ -24,8 +24,6 @@ from tests.helpers.agentrun import describe, pub_and_sub, run_agents
 from tests.helpers.netlab import NetLab
 from topologies.net import wait_for
 
-pytestmark = pytest.mark.netns
-
 AGENT_KINDS = ("native", "fastdds")
 EXEC_S = 4
 LATENCY_COUNT = 500

@@ -22,8 +22,6 @@ from tests.helpers.agentkinds import AgentKind
 from tests.helpers.agentrun import describe, pub_and_sub, run_agents
 from tests.helpers.netlab import NetLab
 
-pytestmark = pytest.mark.netns
-
 AGENT_KINDS = ("native", "fastdds")
 
 # What both middlewares can set as Perftest does: these must be equal, in every agent.

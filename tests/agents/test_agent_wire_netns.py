@@ -26,8 +26,6 @@ from tests.helpers.agentrun import describe, pub_and_sub, run_agents
 from tests.helpers.netlab import NetLab
 from topologies.net import wait_for
 
-pytestmark = pytest.mark.netns
-
 AGENT_KINDS = ("native", "fastdds")
 DATA = 0x15
 

@@ -33,8 +33,6 @@ from mcastlab import paths
 from tests.helpers.netlab import NetLab
 from topologies.net import wait_for
 
-pytestmark = pytest.mark.netns
-
 N = 8
 K = 200
 PORT = 7401  # Cyclone's default data multicast port, domain 0

@@ -32,8 +32,6 @@ from tests.helpers.agentkinds import AgentKind
 from tests.helpers.agentrun import describe, run_agents
 from tests.helpers.netlab import NetLab
 
-pytestmark = pytest.mark.netns
-
 AGENT_KINDS = ("native", "fastdds")
 EXEC_S = 3
 

@@ -29,8 +29,6 @@ from tests.helpers.killcheck import (
     runner_ledgers,
 )
 
-pytestmark = pytest.mark.netns
-
 SMOKE = paths.EXPERIMENTS_DIR / "smoke.toml"
 RUN_FILES = ("config.json", "manifest.json", "tables/latency.parquet",
              "tables/throughput.parquet", "tables/resources.parquet", "tables/summary.json")

@@ -29,7 +29,7 @@ import pytest
 from mcastlab import __version__, paths
 from tests.helpers.second_server import SecondServer
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ import pytest
 
 from mcastlab import paths
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 
 SCENARIO = """
 [campaign]

@@ -66,7 +66,7 @@ from tests.helpers.killcheck import (
     runner_ledgers,
 )
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]
+pytestmark = pytest.mark.timeout(1800)
 
 SMOKE = paths.EXPERIMENTS_DIR / "smoke.toml"
 CAPTURE = """

@@ -24,7 +24,7 @@ from mcastlab import ledger
 from mcastlab.paths import REPO_ROOT, STATE_DIR
 from tests.helpers.killcheck import assert_nothing_left
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 RUNNER = r"""
 import sys, time, subprocess, topologies

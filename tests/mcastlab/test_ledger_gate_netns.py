@@ -36,7 +36,7 @@ from tests.helpers.killcheck import (
     runner_ledgers,
 )
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 STARTER = r"""
 import subprocess, sys

@@ -30,7 +30,7 @@ import topologies
 from mcastlab.paths import REPO_ROOT
 from topologies import probe
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 ALPHABET = string.digits + string.ascii_lowercase
 

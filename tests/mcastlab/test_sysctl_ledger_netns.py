@@ -18,7 +18,7 @@ import pytest
 
 from mcastlab import ledger
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 KEY = Path("/proc/sys/net/ipv4/neigh/default/gc_thresh3")
 

@@ -19,7 +19,7 @@ import pytest
 import topologies
 from topologies import probe
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 COUNT = 1000  # packets in the counted stream
 

@@ -23,7 +23,7 @@ import pytest
 import topologies
 from multicast import convergence, membership
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 HOSTS = 150
 GROUP = membership.SPDP_GROUP

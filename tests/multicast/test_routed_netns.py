@@ -24,7 +24,7 @@ import pytest
 import topologies
 from topologies import probe
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 COUNT = 1000
 SG = ("10.0.1.1", "239.1.2.3")

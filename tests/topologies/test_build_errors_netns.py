@@ -20,7 +20,7 @@ import pytest
 
 from mcastlab.paths import REPO_ROOT, STATE_DIR
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(180)]
+pytestmark = pytest.mark.timeout(180)
 
 
 @pytest.mark.parametrize(("node", "switch", "step"), [

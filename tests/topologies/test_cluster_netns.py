@@ -48,7 +48,7 @@ from topologies.cluster import MCASTLAB
 from topologies.net import neighbour_need
 from topologies.spec import BuildError
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 COUNT = 1000
 

@@ -19,7 +19,7 @@ import topologies
 from topologies import cpulimit
 from topologies.net import wait_for
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 SHARE = 0.3
 BUSY = ["sh", "-c", "while :; do :; done"]

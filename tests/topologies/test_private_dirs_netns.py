@@ -21,7 +21,7 @@ import pytest
 
 import topologies
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 
 @pytest.mark.parametrize("name", ["run 1", "50%", "%(name)s", "a;b", "tab\tand 'quote'"])

@@ -41,7 +41,6 @@ from mcastlab import paths
 from topologies import cpulimit
 
 pytestmark = [
-    pytest.mark.netns,
     pytest.mark.timeout(600),
     pytest.mark.skipif(cpulimit.version() is None, reason="no cgroup CPU controller here"),
 ]

@@ -22,7 +22,7 @@ import pytest
 import topologies
 from topologies import probe, servers
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 COUNT = 1000
 

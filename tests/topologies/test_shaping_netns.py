@@ -18,7 +18,7 @@ import topologies
 from mcastlab import capabilities
 from topologies import shaping
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 LINK_INTERFACES = ["h1-eth0", "h2-eth0", "s1-eth1", "s1-eth2"]
 

@@ -32,7 +32,7 @@ from mcastlab import ledger
 from mcastlab.paths import STATE_DIR
 from topologies import probe
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 
 COUNT = 300  # packets in the counted stream
 

@@ -27,7 +27,7 @@ from captures.minilab import BridgeLab, RoutedLab, mcast_receiver, mcast_sender
 from tests.helpers.tshark_ref import ours, tshark_figures
 from topologies.net import wait_for
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 DURATION_S = 4
 

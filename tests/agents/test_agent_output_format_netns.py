@@ -23,8 +23,6 @@ from tests.helpers.agentkinds import AgentKind
 from tests.helpers.agentrun import describe, pub_and_sub, run_agents
 from tests.helpers.netlab import NetLab
 
-pytestmark = pytest.mark.netns
-
 AGENT_KINDS = ("native", "fastdds")
 COMBOS = list(itertools.product(p43.FORMATS, (True, False), (True, False)))
 

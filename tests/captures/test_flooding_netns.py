@@ -19,10 +19,10 @@ import pytest
 
 from captures import capture, wire
 from captures.minilab import BridgeLab
-from tests.captures.test_tshark import _RootNet
+from tests.captures.test_tshark_netns import _RootNet
 from topologies.net import wait_for
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 SPDP_GROUP = "239.255.0.1"  # Cyclone DDS's default multicast group (discovery and data)
 

@@ -36,7 +36,7 @@ from tests.helpers.agentkinds import AgentKind
 from tests.helpers.agentrun import describe, run_agents
 from tests.helpers.netlab import NetLab
 
-pytestmark = [pytest.mark.netns, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 N = 75
 EXEC_S = 30
