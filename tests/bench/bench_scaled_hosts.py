@@ -15,8 +15,8 @@ on the study's 4-host LAN:
 3. proportionality: the same 1 -> 1 at C = 0.2, 0.3, 0.5: throughput per core, and each C's
    ratio to their mean (goal: within 10%).
 
-Prints one line per figure; the known-answer tests (test_scaled_hosts_netns.py) assert the
-goals for the default setting.
+Prints one line per figure; the known-answer tests
+(tests/topologies/test_scaled_hosts_netns.py) assert the goals for the default setting.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ from typing import Any
 import topologies
 from mcastlab import paths
 
+sys.path.insert(0, str(paths.REPO_ROOT))  # run as a script: tests/ importable
+from tests.helpers import scaled_hosts as scaled
+
 SETTINGS = {
     "10 ms period": {"cpu_period_us": 10_000},
     "10 ms period, pinned": {"cpu_period_us": 10_000, "cpu_pin": True},
@@ -43,25 +46,19 @@ def _lan(cores: float, extra: dict[str, Any], hosts: int = 4) -> Any:
 
 
 def main() -> int:
-    global_secs = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    secs = int(sys.argv[1]) if len(sys.argv) > 1 else scaled.SECONDS
     repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    sys.path.insert(0, str(paths.REPO_ROOT))  # run as a script: tests/ importable
-    from tests.topologies import test_scaled_hosts_netns as known
-
-    known.SECONDS = global_secs
-    _busy, _monitor, _stop, _throughput = (known._busy, known._monitor, known._stop,
-                                           known._throughput)
     work = Path(tempfile.mkdtemp(prefix="bench-scaled-"))
     for name, extra in SETTINGS.items():
         d = work / name.replace(" ", "_").replace(",", "")
         d.mkdir()
         with topologies.build(_lan(0.4, extra), workdir=d) as net:
-            busy = _busy(net, ["h1", "h2", "h3", "h4"], 2)
+            busy = scaled.busy(net, ["h1", "h2", "h3", "h4"], 2)
             try:
                 time.sleep(0.5)
-                fid = _monitor(net, d, 4)
+                fid = scaled.monitor(net, d, 4)
             finally:
-                _stop(busy)
+                scaled.stop(busy)
             m = fid["metrics"]
             inside = max(v["wakeup_p99_us"] or 0 for v in fid["per_host"].values())
             print(f"{name}: saturated 4 x 0.4: allocation {m['allocation_share']:.3f} (worst), "
@@ -71,13 +68,13 @@ def main() -> int:
                   flush=True)
             idle, loaded = [], []
             for i in range(repeat):
-                idle.append(_throughput(net, d, f"idle{i}"))
-                load = _busy(net, ["h3", "h4"], 2)
+                idle.append(scaled.throughput(net, d, f"idle{i}", secs))
+                load = scaled.busy(net, ["h3", "h4"], 2)
                 try:
                     time.sleep(0.5)
-                    loaded.append(_throughput(net, d, f"loaded{i}"))
+                    loaded.append(scaled.throughput(net, d, f"loaded{i}", secs))
                 finally:
-                    _stop(load)
+                    scaled.stop(load)
         a, b = statistics.median(idle), statistics.median(loaded)
         print(f"{name}: isolation: 1->1 at 0.4 core {a:.0f} samples/s with idle neighbours, "
               f"{b:.0f} with saturated ones, ratio {b / a:.3f} (goal within 5%)", flush=True)
@@ -87,7 +84,8 @@ def main() -> int:
                 dd = d / f"p{cores}-{i}"
                 dd.mkdir()
                 with topologies.build(_lan(cores, extra, hosts=2), workdir=dd) as net:
-                    per_core.setdefault(cores, []).append(_throughput(net, dd, "p") / cores)
+                    per_core.setdefault(cores, []).append(
+                        scaled.throughput(net, dd, "p", secs) / cores)
         med = {c: statistics.median(v) for c, v in per_core.items()}
         mean = statistics.mean(med.values())
         print(f"{name}: proportionality: samples/s per core " + ", ".join(

@@ -19,7 +19,7 @@ import pytest
 
 from captures import capture, wire
 from captures.minilab import BridgeLab
-from tests.captures.test_tshark_netns import _RootNet
+from tests.helpers.rootnet import RootNet
 from topologies.net import wait_for
 
 pytestmark = pytest.mark.timeout(120)
@@ -31,7 +31,7 @@ def run_bridge(run_dir: Path, snooping: bool) -> pd.DataFrame:
     with BridgeLab(hosts=4, snooping=snooping) as lab:
         points = {f"h{i + 1}-port": (None, port) for i, port in enumerate(lab.ports)}
         ips = {f"h{i + 1}-port": [f"10.77.0.{i + 1}"] for i in range(4)}
-        cap = capture.start(_RootNet(lab), points, run_dir / "pcaps", 0, 0, 0, local_ips=ips)
+        cap = capture.start(RootNet(lab), points, run_dir / "pcaps", 0, 0, 0, local_ips=ips)
         env = lab.cyclone_env(True)
         subs = [lab.popen(lab.hosts[i], ["ddsperf", "-D", "4", "sub"], env=env) for i in (1, 2)]
         # the subscribers are members (joined Cyclone's group 239.255.0.1) before data flows

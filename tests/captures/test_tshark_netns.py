@@ -24,6 +24,7 @@ import pytest
 from captures import capture
 from captures import dissect as dz
 from captures.minilab import BridgeLab, RoutedLab, mcast_receiver, mcast_sender
+from tests.helpers.rootnet import RootNet
 from tests.helpers.tshark_ref import ours, tshark_figures
 from topologies.net import wait_for
 
@@ -49,7 +50,7 @@ def test_ddsperf_counts_equal_tshark(tmp_path: Path, pairs: int, multicast: bool
     rate = ["25Hz", "burst", "200"] if pairs == 1 else ["300Hz"]
     with BridgeLab(hosts=hosts, snooping=False) as lab:
         points = {"h1": (None, lab.ports[0]), f"h{hosts}": (None, lab.ports[-1])}
-        cap = capture.start(_RootNet(lab), points, tmp_path / "pcaps", 0, 0, 0)
+        cap = capture.start(RootNet(lab), points, tmp_path / "pcaps", 0, 0, 0)
         env = lab.cyclone_env(multicast)
         procs = []
         for i in range(pairs):  # publishers on the first half of the hosts, subscribers after
@@ -118,12 +119,3 @@ def _registers_on_disk(point: capture._Point) -> bool:
     except dz.DissectError:  # nothing flushed yet (not even the file header)
         return False
 
-
-class _RootNet:
-    """Adapter: capture points on root-namespace bridge ports (node None)."""
-
-    def __init__(self, lab: BridgeLab) -> None:
-        self.lab = lab
-
-    def popen(self, node: str | None, argv: list[str], **kw):
-        return self.lab.popen(node, argv, stdout=kw.get("stdout"), stderr=kw.get("stderr"))

@@ -27,7 +27,6 @@ so a slow drift of the shared machine does not decide them.
 from __future__ import annotations
 
 import os
-import re
 import statistics
 import time
 from pathlib import Path
@@ -36,8 +35,8 @@ from typing import Any
 import pytest
 
 import topologies
-from experiments import fidelity
 from mcastlab import paths
+from tests.helpers import scaled_hosts as scaled
 from topologies import cpulimit
 
 pytestmark = [
@@ -45,8 +44,6 @@ pytestmark = [
     pytest.mark.skipif(cpulimit.version() is None, reason="no cgroup CPU controller here"),
 ]
 
-BUSY = ["sh", "-c", "while :; do :; done"]
-SECONDS = 4  # per 1 -> 1 measurement
 ROUNDS = 3  # alternations per comparison
 
 
@@ -54,55 +51,11 @@ def _lan(cores: float, hosts: int = 4, pin: bool = False) -> Any:
     return topologies.resolve("lan", {"hosts": hosts, "cpu": cores, "cpu_pin": pin})
 
 
-def _throughput(net: Any, workdir: Path, tag: str, seconds: int = SECONDS,
-                reliable: bool = True) -> float:
-    """Samples/s of a 1 -> 1 h1 -> h2 (the subscriber's summary average)."""
-    agent = str(paths.NATIVE_AGENT)
-    qos = [] if reliable else ["-bestEffort"]
-    out = workdir / f"sub-{tag}.out"
-    with out.open("wb") as fo:
-        sub = net.popen("h2", [agent, "-sub", "-nic", net.host_ip("h2"), "-dataLen", "100",
-                               "-noPrintIntervals", *qos], stdout=fo, stderr=fo)
-    with (workdir / f"pub-{tag}.out").open("wb") as fp:
-        pub = net.popen("h1", [agent, "-pub", "-nic", net.host_ip("h1"), "-dataLen", "100",
-                               "-executionTime", str(seconds), "-noPrintIntervals", *qos],
-                        stdout=fp, stderr=fp)
-    assert pub.wait(timeout=120) == 0, (workdir / f"pub-{tag}.out").read_text()[-800:]
-    assert sub.wait(timeout=60) == 0, out.read_text()[-800:]
-    text = out.read_text()
-    m = re.search(r"^Sample Size \(Bytes\), Total Samples, Avg Samples/s.*\n\s*\d+,\s*\d+,\s*"
-                  r"([\d.]+)", text, re.M)
-    assert m, text[-800:]
-    return float(m.group(1))
-
-
 def _ready(net: Any) -> Any:
     """The network once its ports forward: agents started the moment it is built lose their
     first discovery announcements and wait 28 s for the next ones (Cyclone's SPDP interval)."""
     net.wait_converged(timeout=30)
     return net
-
-
-def _busy(net: Any, hosts: list[str], loops: int) -> list[Any]:
-    return [net.popen(h, BUSY) for h in hosts for _ in range(loops)]
-
-
-def _stop(procs: list[Any]) -> None:
-    for p in procs:
-        p.kill()
-        p.wait(timeout=10)
-
-
-def _monitor(net: Any, workdir: Path, seconds: float) -> dict[str, Any]:
-    """A fidelity window of ``seconds`` over whatever runs now (no agents)."""
-    logs = workdir / f"logs-{time.monotonic_ns()}"
-    logs.mkdir()
-    mon = fidelity.Monitor(net, list(net.hosts), logs, fidelity.Thresholds(),
-                           cpu=net.cpu_limits(), plane_node="s1")
-    mon.open_window()
-    time.sleep(seconds)
-    mon.close_window()
-    return mon.result([], 0.0, {"publishers": 0}, logs, None)
 
 
 def _agent() -> None:
@@ -116,13 +69,13 @@ def test_isolation_from_saturated_neighbours(workdir: Path) -> None:
         _ready(net)
         idle, loaded = [], []
         for i in range(ROUNDS):
-            idle.append(_throughput(net, workdir, f"idle{i}"))
-            busy = _busy(net, ["h3", "h4"], 2)
+            idle.append(scaled.throughput(net, workdir, f"idle{i}"))
+            busy = scaled.busy(net, ["h3", "h4"], 2)
             try:
                 time.sleep(0.5)
-                loaded.append(_throughput(net, workdir, f"loaded{i}"))
+                loaded.append(scaled.throughput(net, workdir, f"loaded{i}"))
             finally:
-                _stop(busy)
+                scaled.stop(busy)
     a, b = statistics.median(idle), statistics.median(loaded)
     print(f"isolation: 1->1 at 0.4 core, neighbours idle {a:.0f} samples/s, saturated "
           f"{b:.0f} samples/s, ratio {b / a:.3f} (runs: {idle} / {loaded})")
@@ -139,7 +92,7 @@ def test_throughput_proportional_to_cores(workdir: Path) -> None:
     for i in range(ROUNDS):
         for cores in (0.2, 0.3, 0.5):
             with topologies.build(_lan(cores, hosts=2), workdir=workdir / f"{cores}-{i}") as net:
-                per_core.setdefault(cores, []).append(_throughput(
+                per_core.setdefault(cores, []).append(scaled.throughput(
                     _ready(net), workdir / f"{cores}-{i}", "p", seconds=6, reliable=False)
                     / cores)
     med = {c: statistics.median(v) for c, v in per_core.items()}
@@ -152,12 +105,12 @@ def test_throughput_proportional_to_cores(workdir: Path) -> None:
 
 def test_saturated_hosts_with_honoured_quotas_are_faithful(workdir: Path) -> None:
     with topologies.build(_lan(0.4), workdir=workdir) as net:
-        busy = _busy(net, ["h1", "h2", "h3", "h4"], 2)
+        busy = scaled.busy(net, ["h1", "h2", "h3", "h4"], 2)
         try:
             time.sleep(0.5)
-            fid = _monitor(net, workdir, 4)
+            fid = scaled.monitor(net, workdir, 4)
         finally:
-            _stop(busy)
+            scaled.stop(busy)
     m = fid["metrics"]
     print("honoured:", {k: m[k] for k in ("shortfall_share", "allocation_share",
                                           "throttled_share", "plane_wakeup_p99_us")})
@@ -179,12 +132,12 @@ def test_quotas_beyond_the_machine_are_unfaithful(workdir: Path) -> None:
     spec = _lan(0.9, hosts=hosts, pin=True)
     assert cpulimit.spec_problem(spec)  # what a scenario would refuse at --check
     with topologies.build(spec, workdir=workdir) as net:
-        busy = _busy(net, list(net.hosts), 1)
+        busy = scaled.busy(net, list(net.hosts), 1)
         try:
             time.sleep(0.5)
-            fid = _monitor(net, workdir, 4)
+            fid = scaled.monitor(net, workdir, 4)
         finally:
-            _stop(busy)
+            scaled.stop(busy)
     print("oversubscribed:", fid["metrics"]["shortfall_share"], fid["reasons"])
     assert fid["bound"] == "host", fid
     assert any("less than its allocation" in r for r in fid["reasons"]), fid
@@ -192,13 +145,13 @@ def test_quotas_beyond_the_machine_are_unfaithful(workdir: Path) -> None:
 
 def test_unlimited_load_beside_the_hosts_is_unfaithful(workdir: Path) -> None:
     with topologies.build(_lan(0.4), workdir=workdir) as net:
-        busy = _busy(net, ["h1", "h2", "h3", "h4"], 2)
+        busy = scaled.busy(net, ["h1", "h2", "h3", "h4"], 2)
         # outside every host: in the switch's namespace, no CPU limit
-        outside = _busy(net, ["s1"], cpulimit.machine_cpus())
+        outside = scaled.busy(net, ["s1"], cpulimit.machine_cpus())
         try:
             time.sleep(0.5)
-            fid = _monitor(net, workdir, 4)
+            fid = scaled.monitor(net, workdir, 4)
         finally:
-            _stop(busy + outside)
+            scaled.stop(busy + outside)
     print("unlimited beside:", fid["metrics"]["shortfall_share"], fid["reasons"])
     assert fid["bound"] == "host", fid
