@@ -1,8 +1,9 @@
 """A build failure reaches the user as one line, exits non-zero and leaves nothing behind.
 
    h1 --+
-   h2 --[ s1 ]     MCASTLAB_TEST_FAIL_ON=<node> adds one real command that fails to that
-   h3 --+          node's configuration: bringing up a device that does not exist
+   h2 --[ s1 ]     `mcastlab probe --fail-on <node>` (hidden from --help) adds one real
+   h3 --+          command that fails to that node's configuration: bringing up a device
+                   that does not exist
 
 The probe is run as a user runs it (the CLI in a subprocess), so what is checked is what
 a user sees: stderr, the exit status, the log it names, and the machine afterwards.
@@ -10,7 +11,6 @@ a user sees: stderr, the exit status, the log it names, and the machine afterwar
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -30,11 +30,10 @@ pytestmark = pytest.mark.timeout(180)
 ])
 def test_injected_failure_is_one_line_naming_node_and_log(node: str, switch: str,
                                                           step: str) -> None:
-    env = dict(os.environ, MCASTLAB_TEST_FAIL_ON=node)
     res = subprocess.run([sys.executable, "-m", "mcastlab.cli", "probe", "lan",
                           "--param", "hosts=3", "--param", f"switch={switch}",
-                          "--sender", "h1", "--members", "h2"],
-                         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=150)
+                          "--sender", "h1", "--members", "h2", "--fail-on", node],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=150)
     assert res.returncode == 1, res
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr  # one line, no traceback
