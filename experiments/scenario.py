@@ -98,7 +98,7 @@ def check_path_name(name: str, what: str) -> str:
     return name
 
 
-# Keys that intentionally change nothing a run measures (tests/campaign/test_key_audit.py
+# Keys that intentionally change nothing a run measures (tests/experiments/test_key_audit.py
 # shows every other key changes a run's configuration, command lines, topology, links,
 # captures or fidelity verdict; a new key must do one or be listed here with its reason).
 NO_MEASURABLE_EFFECT: dict[str, str] = {

@@ -53,7 +53,7 @@ _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 # instead. bash, not dash: dash cannot redirect fds above 9; --posix: no BASH_ENV.
 SYSCTL_ROOT = "/proc/sys/"  # the only files a ledger's sysctl entry may write
 _GATE = 'IFS= read -r go <&{fd} && [ "$go" = go ] && exec "$@" {fd}<&-; exit 125'
-# Test hook (tests/network/test_ledger_gate_netns.py): SIGKILL this process right after
+# Test hook (tests/mcastlab/test_ledger_gate_netns.py): SIGKILL this process right after
 # spawning ("spawn") or right after recording ("recorded"), writing the child's pid to
 # the file named by MCASTLAB_TEST_KILL_PIDFILE first.
 _TEST_KILL_AT = os.environ.get("MCASTLAB_TEST_KILL_AT", "")

@@ -75,7 +75,8 @@ def host_names(spec: Spec) -> list[str]:
 
 
 @contextlib.contextmanager
-def build(spec: Spec, workdir: Path | str | None = None, cluster: Any = None) -> Iterator[Network]:
+def build(spec: Spec, workdir: Path | str | None = None, cluster: Any = None,
+          fail_on: str = "") -> Iterator[Network]:
     """Build `spec` (namespaces, links, switches, daemons); tear everything down on exit.
 
     Raises TopologyParamError before creating anything if a capability is missing.
@@ -83,6 +84,7 @@ def build(spec: Spec, workdir: Path | str | None = None, cluster: Any = None) ->
     the build log); everything built so far is torn down first. When the work directory
     was private (no `workdir`), the log is kept in ``/var/log/mcastlab/``. `cluster` (a
     :class:`topologies.cluster.ClusterConfig`) places the nodes on several servers.
+    `fail_on` (tests only) names a node whose configuration gets one command that fails.
     """
     from topologies.net import Network, check_buildable
 
@@ -91,7 +93,8 @@ def build(spec: Spec, workdir: Path | str | None = None, cluster: Any = None) ->
         from topologies.cluster import placement
 
         placement(spec, cluster)  # refused before anything is built
-    net = Network(spec, Path(workdir) if workdir is not None else None, cluster=cluster)
+    net = Network(spec, Path(workdir) if workdir is not None else None, cluster=cluster,
+                  fail_on=fail_on)
     failure: BuildError | None = None
     try:
         try:

@@ -29,6 +29,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ttl", type=int, default=8)
     p.add_argument("--timeout", type=float, default=90.0, help="convergence timeout (s)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    # For the build-failure test only (tests/topologies/test_build_errors_netns.py), hidden
+    # from --help: NODE's configuration gets one command that really fails.
+    p.add_argument("--fail-on", default="", metavar="NODE", help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_probe)
 
     c = subparsers.add_parser("clean", help="remove what dead testbeds left (from their ledgers)")
@@ -147,7 +150,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
               f"{', '.join(hosts)}", file=sys.stderr)
         return 2
     try:
-        with topologies.build(spec, cluster=cluster) as net:
+        with topologies.build(spec, cluster=cluster, fail_on=args.fail_on) as net:
             try:
                 net.wait_converged(args.timeout)
                 report = probe.reachability_report(net)

@@ -86,9 +86,6 @@ NEIGH_MARGIN = 1024  # room left for the rest of the machine
 # in the build log and the manifest (`network_plane_priority`).
 PLANE_REALTIME = ("chrt", "--rr", "1")
 PLANE_FALLBACK = ("nice", "-n", "-10")
-# Test hook (tests/network/test_build_errors_netns.py): the node named here gets one real
-# command that fails (bringing up a device that does not exist) in its configuration.
-_TEST_FAIL_ON = os.environ.get("MCASTLAB_TEST_FAIL_ON", "")
 _RC_MARK = "mcastlab-rc="
 
 
@@ -96,9 +93,13 @@ class Network:
     """A built topology. Use :func:`topologies.build` (a context manager) to get one."""
 
     def __init__(self, spec: Spec, workdir: Path | None = None, state_dir: Path = STATE_DIR,
-                 cluster: Any = None):
+                 cluster: Any = None, fail_on: str = ""):
         self.spec = spec
         self.cluster_config = cluster  # topologies.cluster.ClusterConfig: nodes on servers
+        # For the build-failure test (tests/topologies/test_build_errors_netns.py): the node
+        # named here gets one real command that fails (bringing up a device that does not
+        # exist) in its configuration.
+        self.fail_on = fail_on
         self.ledger = Ledger.create(state_dir)
         self.tag = self.ledger.tag
         self.private = state_dir / self.tag  # OVS databases and sockets
@@ -564,7 +565,7 @@ class Network:
                     lines.append(f"sysctl -qw net.ipv4.conf.{intf}.rp_filter=0")
                 for dst, via in spec.routes.get(name, []):
                     lines.append(f"ip route add {dst} via {via}")
-            if name == _TEST_FAIL_ON:
+            if name == self.fail_on:
                 lines.append("ip link set dev mcl-injected up")  # really fails: no such device
             role = "host" if name in spec.hosts else "router"
             scripts.append((name, lines, f"configuring {role}"))
@@ -582,7 +583,7 @@ class Network:
             # Router ports get all multicast (smcroute sends no PIM hello/query to learn from).
             lines += [f"bridge link set dev {port} mcast_router 2"
                       for port, peer in self._ports[sw] if peer in self.spec.routers]
-            if sw == _TEST_FAIL_ON:
+            if sw == self.fail_on:
                 lines.append("ip link set dev mcl-injected up")
             # One script of 3 + N lines: longer than a pty line from ~40 ports on, so
             # Network.sh sends it through argv (see the module's docstring).
@@ -594,7 +595,7 @@ class Network:
 
             lines = [f"ethtool -K {port} tx off rx off >/dev/null 2>&1 || true; "
                      f"ip link set {port} {self._mtu()}up" for port in ports]
-            if sw == _TEST_FAIL_ON:
+            if sw == self.fail_on:
                 lines.append("ip link set dev mcl-injected up")
             self.sh(sw, lines, "preparing the OVS ports")
             self.step = ("starting Open vSwitch", sw)

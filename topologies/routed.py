@@ -40,7 +40,7 @@ from topologies.spec import (
 MAX_PIM_INTERFACES = 31  # 32 kernel VIFs, one taken by pimreg
 # All segments together hold at most as many hosts as the largest LAN: every host is a
 # namespace with its shell, and 250 is the largest size the tests build and probe
-# (tests/network/test_sizes_netns.py); 60 routers x 100 hosts would be 6,000.
+# (tests/topologies/test_sizes_netns.py); 60 routers x 100 hosts would be 6,000.
 MAX_TOTAL_HOSTS = 250
 
 _ROUTED_OVERRIDES = {"snooping": False, "querier": False}

@@ -6,7 +6,7 @@
 // ProxyDataFilters.hpp), so emulated hosts with different addresses never take it between
 // them; the testbed also gives each emulated host its own /dev/shm (topologies/net.py), so
 // a hash collision could not carry samples around the emulated network either
-// (tests/agent/test_agent_netns.py, the shared-memory bypass test, for every -transport).
+// (tests/agents/test_agent_netns.py, the shared-memory bypass test, for every -transport).
 // Data sharing (another /dev/shm path) stays off on every endpoint (main.cpp).
 #include "config.hpp"
 #include "paths.hpp"

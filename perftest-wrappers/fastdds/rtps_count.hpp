@@ -1,6 +1,6 @@
 // The user DATA in one RTPS message, for the path counter (paths.cpp): DATA submessages and
 // first DATA_FRAG fragments of user-defined writers. Header-only and free of Fast DDS, so
-// the tests compile it alone (tests/agent/test_fastdds_paths.py).
+// the tests compile it alone (tests/agents/test_fastdds_paths.py).
 //
 // A submessage's octetsToNextHeader of 0 means "up to the end of the message" for every
 // submessage except PAD and INFO_TS, for which it means no body at all (RTPS 2.x,

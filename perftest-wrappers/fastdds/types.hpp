@@ -4,7 +4,7 @@
 // Ubuntu, and dynamic types would build every sample through DynamicData (a heap-allocated
 // member tree per sample, serialised member by member), a cost the native agent's generated
 // code does not have; these types are a 4-octet key, five 32-bit fields and an octet
-// sequence, so hand-written serialisation is short and checked in tests/agent (the agent's
+// sequence, so hand-written serialisation is short and checked in tests/agents (the agent's
 // own samples round-trip through it).
 #pragma once
 

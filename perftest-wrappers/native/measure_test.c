@@ -1,4 +1,4 @@
-/* Unit checks of measure.c's handling of TestData_t's fields (tests/agent/test_measure_unit.py
+/* Unit checks of measure.c's handling of TestData_t's fields (tests/agents/test_measure_unit.py
    runs the Release and the ASan build): the 32-bit sequence number unwrapped by serial
    arithmetic across 2^32, the loss accounting of a subscriber whose publisher crosses 2^32
    (gaps and the FINISHED tail), the timestamp split and the key octets. Prints one line per

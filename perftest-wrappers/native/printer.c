@@ -1,7 +1,7 @@
 /* Output tables in RTI Perftest 4.3's formats. Reference (read, not copied): rtiperftest
    release 4.3, srcCppCommon/PerftestPrinter.cxx (format strings) and srcCpp/perftest_cpp.cxx
    (when each line is printed). The layout is checked byte for byte against the fixture
-   generator tests/agent/perftest43_format.py, itself written from those format strings. */
+   generator tests/helpers/perftest43_format.py, itself written from those format strings. */
 #include "printer.h"
 
 #include <pthread.h>

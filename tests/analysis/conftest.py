@@ -1,16 +1,18 @@
-"""Fixtures of the analysis tests; the campaign paths live in analysis_testlib.py."""
+"""Fixtures of the analysis tests; the campaign paths live in
+tests/helpers/analysis_testlib.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from analysis_testlib import FIXTURE_CAMPAIGN, SYNTHETIC_CAMPAIGN
+
+from tests.helpers.analysis_testlib import FIXTURE_CAMPAIGN, SYNTHETIC_CAMPAIGN
 
 
 def _check(path: Path) -> Path:
     if not (path / "campaign.json").exists():
-        pytest.fail(f"{path}: fixture campaign missing (see tests/analysis/analysis_testlib.py)")
+        pytest.fail(f"{path}: fixture campaign missing (see tests/helpers/analysis_testlib.py)")
     return path
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from analysis_testlib import has_wire, synthetic_designs
 
 from analysis.report import generate
 from analysis.synthetic import write_campaign
+from tests.helpers.analysis_testlib import has_wire, synthetic_designs
 
 FIGURES = ("ecdf_latency", "ecdf_throughput", "ecdf_throughput_per_subscriber",
            "difference_latency", "difference_throughput", "wire_metrics", "summary")

@@ -20,7 +20,7 @@ import pytest
 
 from mcastlab import paths
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 SCENARIO = """
 [campaign]

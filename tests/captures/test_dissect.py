@@ -13,7 +13,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.packet import Raw
 
 from captures import dissect as dz
-from tests.captures import craft as c
+from tests.helpers import craft as c
 
 
 @pytest.fixture(scope="module", autouse=True)

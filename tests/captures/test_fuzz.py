@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from captures import dissect as dz
-from tests.captures import craft as c
+from tests.helpers import craft as c
 
 ROOT = Path(__file__).resolve().parents[2]
 ASAN_DIR = ROOT / "build" / "captures_native-asan"

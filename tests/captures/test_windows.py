@@ -26,7 +26,7 @@ from analysis.verdicts import sentence, verdict_table, window_note, wire_ratio
 from captures import coverage, wire
 from captures import windows as w
 from experiments.capture_windows import anchors
-from tests.captures import craft as c
+from tests.helpers import craft as c
 
 
 def write_pcap(path: Path, stamps: list[float], ns: bool = False) -> Path:

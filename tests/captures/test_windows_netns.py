@@ -37,7 +37,7 @@ from captures import dissect as dz
 from experiments.runner import CampaignRunner
 from mcastlab import paths, testbed
 
-pytestmark = [pytest.mark.netns, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 
 PACED = """
 [campaign]

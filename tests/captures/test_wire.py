@@ -20,7 +20,7 @@ import pytest
 from captures import capture, commands, wire
 from captures.inspect_sample import parse_guid, sample_life
 from mcastlab.cli import main
-from tests.captures import craft as c
+from tests.helpers import craft as c
 
 READERS = [b"\x01\x10" + bytes([i]) * 10 for i in range(1, 5)]
 PAYLOAD = b"p" * 46  # + 4 bytes of encapsulation = 50 payload bytes per DATA

@@ -1,0 +1,88 @@
+"""The agents' effective protocol settings against RTI Perftest's ThroughputQos, once per
+agent: a 1 -> 1 test between two namespaces, with Perftest's default batching and with
+-batchSize 0. Each process prints its effective QoS at start (``qos: <key> = <value>``);
+every setting of perftest-wrappers/perftest_throughput_qos.toml must be printed, the
+protocol settings both middlewares can express must equal Perftest's, and every other
+difference must be a row of the agent README's table "Perftest's ThroughputQos".
+
+    ns h0 (publisher) --+-- Linux bridge --+-- ns h1 (subscriber)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from experiments import agent_qos
+from experiments.perftest_output import parse_perftest_output
+from mcastlab import paths
+from tests.helpers.agentkinds import AgentKind
+from tests.helpers.agentrun import describe, pub_and_sub, run_agents
+from tests.helpers.netlab import NetLab
+
+AGENT_KINDS = ("native", "fastdds")
+
+# What both middlewares can set as Perftest does: these must be equal, in every agent.
+MUST_MATCH = (
+    "writer.reliability", "writer.history", "writer.max_blocking_time",
+    "writer.heartbeat_period", "writer.min_nack_response_delay",
+    "writer.max_nack_response_delay", "writer.max_heartbeat_retries",
+    "reader.reliability", "reader.history", "reader.min_heartbeat_response_delay",
+    "reader.max_heartbeat_response_delay", "reader.max_samples",
+    "reader.max_samples_per_instance", "reader.max_samples_per_remote_writer",
+    "transport.recv_socket_buffer_size", "transport.send_socket_buffer_size",
+)
+SECTION = "## Perftest's ThroughputQos"
+
+
+def readme_rows(kind: AgentKind) -> set[str]:
+    """The settings (`key` in a row's first column) of the README's ThroughputQos table."""
+    text = (paths.REPO_ROOT / kind.source / "README.md").read_text()
+    assert SECTION in text, f"{kind.source}/README.md has no section {SECTION!r}"
+    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    return {m.group(1) for m in re.finditer(r"^\| `([a-z_]+\.[a-z_]+)`", section, re.M)}
+
+
+def kernel_limit(lab: NetLab, name: str) -> int:
+    """net.core.<name> as seen in the lab's namespaces: Linux caps SO_RCVBUF/SO_SNDBUF there
+    (RTI Connext gets no more than that either)."""
+    r = lab.run(0, ["cat", f"/proc/sys/net/core/{name}"])
+    return int(r.stdout)
+
+
+@pytest.mark.parametrize("batching", ["default", "off"])
+def test_effective_qos_is_perftests(lab2: NetLab, agent: str, agent_kind: AgentKind,
+                                    batching: str, tmp_path: Path) -> None:
+    args = ["-dataLen", "100", "-latencyCount", "100"]
+    if batching == "off":
+        args += ["-batchSize", "0"]
+    res = run_agents(lab2, agent, 1, 1, args, pub_args=["-executionTime", "2"], timeout=30)
+    diag = describe(res)
+    assert all(r.rc == 0 for r in res), diag
+    pub, sub = pub_and_sub(res)
+    assert parse_perftest_output(sub.stdout).summary["Lost Samples"] == 0, diag
+    # Perftest batches these samples by default; the Fast DDS agent cannot batch (README).
+    ref = agent_qos.reference(batching == "default")
+    for limit, key in (("rmem_max", "transport.recv_socket_buffer_size"),
+                       ("wmem_max", "transport.send_socket_buffer_size")):
+        granted = min(int(ref[key].split()[0]), kernel_limit(lab2, limit))
+        ref = {**ref, key: f"{granted} B"}
+    documented = readme_rows(agent_kind)
+    for proc, role in ((pub, "pub"), (sub, "sub")):
+        qos = agent_qos.parse(proc.stderr)
+        keys = agent_qos.role_keys(ref, role)
+        assert set(keys) <= set(qos), (set(keys) - set(qos), proc.stderr[-3000:])
+        diffs = agent_qos.differences(qos, ref, keys)
+        assert not set(diffs) & set(MUST_MATCH), {k: diffs[k] for k in diffs if k in MUST_MATCH}
+        undocumented = set(diffs) - documented
+        assert not undocumented, (f"differences from Perftest's ThroughputQos missing in "
+                                  f"{agent_kind.source}/README.md: "
+                                  f"{ {k: diffs[k] for k in undocumented} }")
+    pub_q = agent_qos.parse(pub.stderr)
+    # The window: Perftest's in samples without batching; in batches where the agent batches.
+    if batching == "off" or agent_kind.name == "native":
+        assert pub_q["writer.send_window"] == ref["writer.send_window"], pub_q
+    if agent_kind.name == "native":
+        assert pub_q["writer.batching"] == ref["writer.batching"], pub_q

@@ -1,0 +1,52 @@
+"""The ledger's process handling and `clean` on ledgers written by hand (no root)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from mcastlab import ledger
+
+
+def test_ledger_never_signals_a_recycled_pid(tmp_path: Path) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        start = ledger.proc_start_time(child.pid)
+        assert start is not None and ledger.proc_alive(child.pid, start)
+        # Same pid, different start time: it is not the recorded process, so it survives.
+        assert not ledger.signal_recorded(child.pid, start + 1, signal.SIGKILL)
+        assert child.poll() is None
+        ledger.stop_recorded(child.pid, start)
+        # Ended by stop_recorded's SIGTERM: had the first call sent its SIGKILL, that
+        # (pending before the SIGTERM) would have ended it instead.
+        assert child.wait(timeout=5) == -signal.SIGTERM
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+def test_clean_removes_dead_owners_entries_and_skips_live_ones(tmp_path: Path) -> None:
+    live = ledger.Ledger.create(tmp_path)  # owned by this (live) test process
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    dead_owner = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead_owner.wait()
+    try:
+        path = tmp_path / "mzzz.ledger"
+        path.write_text(
+            f'{{"kind": "owner", "tag": "mzzz", "pid": {dead_owner.pid}, "start": 1}}\n'
+            f'{{"kind": "proc", "pid": {victim.pid}, '
+            f'"start": {ledger.proc_start_time(victim.pid)}, "node": "h1", "what": "sleep"}}\n'
+            '{"kind": "proc", "pid": 1, "start": 999999999, "node": "h2", "what": "recycled"}\n'
+            '{"kind": "link", "na'  # torn last line, as after SIGKILL mid-write
+        )
+        report = ledger.clean(tmp_path)
+        assert victim.wait(timeout=5) == -signal.SIGTERM  # stopped by its recorded pid
+        assert not path.exists() and live.path.exists()
+        assert any("owner still running" in line for line in report)
+        assert not any("recycled" in line for line in report)  # pid 1 was never signalled
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+        live.path.unlink()

@@ -1,0 +1,44 @@
+"""Every router's /var/run is its own directory, whatever characters the results path holds.
+
+   h1 --[ s1 ]-- r1 ------- r2 --[ s2 ]-- h2       routed, mrouting=smcroute
+
+Each router gets a private /var/run (smcroute's and pimd's pid files and control sockets
+are fixed paths there), bind-mounted from ``<work directory>/run_<router>``. Mininet
+formatted that path into ``mkdir -p`` and ``mount --bind`` for the node's shell, unquoted
+and after ``% self.__dict__``: a results path with a space made the mount fail silently
+(both routers then used the machine's /var/run), a ``%`` crashed node creation, a ``;`` ended
+the command there. The mount is now quoted and proven (the router's /var/run must be the
+private directory itself); here it is checked from inside each router, and smcroute's own
+files must be found in each router's directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import topologies
+
+pytestmark = pytest.mark.timeout(240)
+
+
+@pytest.mark.parametrize("name", ["run 1", "50%", "%(name)s", "a;b", "tab\tand 'quote'"])
+def test_private_run_directories_whatever_the_path(tmp_path: Path, name: str) -> None:
+    workdir = tmp_path / name / "logs"
+    spec = topologies.resolve("routed", {"routers": 2, "hosts": 1, "mrouting": "smcroute"})
+    with topologies.build(spec, workdir=workdir) as net:
+        net.wait_converged(60)
+        for r in spec.routers:
+            private = workdir / f"run_{r}"
+            st = private.stat()
+            inside = net.run(r, ["stat", "-L", "-c", "%d:%i", "/var/run"])
+            assert inside.returncode == 0, inside.stderr
+            assert inside.stdout.strip() == f"{st.st_dev}:{st.st_ino}", (r, private)
+            assert os.listdir(private), f"{r}: smcroute left nothing in {private}"
+        here = os.stat("/var/run")
+        assert f"{here.st_dev}:{here.st_ino}" not in {
+            net.run(r, ["stat", "-L", "-c", "%d:%i", "/var/run"]).stdout.strip()
+            for r in spec.routers}
+    assert sorted(p.name for p in (tmp_path / name).iterdir()) == ["logs"]
