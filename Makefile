@@ -3,12 +3,12 @@ SHELL := /bin/bash
 VENV := .venv
 MCASTLAB := $(VENV)/bin/mcastlab
 PYTEST_ARGS ?=
-RESULTS ?= results/seed003-quick
+RESULTS ?= results/seed003-scaled-quick
 
 .PHONY: run test setup lint unit clean-net help
 
 help:
-	@echo "make run   - install what is missing, run the quick campaign (seed003-quick) and its report"
+	@echo "make run   - install what is missing, run the quick campaign of the study's matrix on scaled hosts (seed003-scaled --quick) and its report"
 	@echo "make test  - install what is missing, run the whole test suite"
 
 setup:
@@ -18,7 +18,7 @@ setup:
 # the campaign's. Finished runs made with another configuration are never replaced:
 # `make run REDO=1` moves them to $(RESULTS)/superseded/ and redoes them.
 run: setup
-	@status=0; $(MCASTLAB) run experiments/seed003-quick.toml --results $(RESULTS) $(if $(REDO),--redo,) || status=$$?; \
+	@status=0; $(MCASTLAB) run experiments/seed003-scaled.toml --quick --results $(RESULTS) $(if $(REDO),--redo,) || status=$$?; \
 	$(MCASTLAB) report $(RESULTS) || status=$${status:-1}; \
 	echo "results: $(abspath $(RESULTS))"; exit $$status
 

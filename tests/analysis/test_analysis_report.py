@@ -133,11 +133,11 @@ def test_study_matrix_verdict_table(tmp_path: Path):
     assert verdicts["wire evidence"].str.contains("ACKNACKs per reader per s").all()
 
 
-SEED003 = REPO / "results" / "seed003-quick"
+SEED003 = REPO / "results" / "seed003-scaled-quick"  # `make run`
 
 
-@pytest.mark.skipif(not (SEED003 / "campaign.json").exists(), reason="no seed003-quick results")
-def test_seed003_quick_verdict_table(tmp_path: Path):
+@pytest.mark.skipif(not (SEED003 / "campaign.json").exists(), reason="no make run results")
+def test_make_run_verdict_table(tmp_path: Path):
     """The same verdict table on the real campaign, when `make run` has produced it."""
     res = generate(SEED003, tmp_path / "out")
     verdicts = pd.read_csv(res.out_dir / "tables" / "verdicts.csv")

@@ -64,6 +64,30 @@ def test_seed003_quick_is_the_study_matrix() -> None:
     assert {r["execution_time"] for r in qruns} == {10} and len(qruns) == 4
 
 
+def test_make_run_is_the_study_matrix_on_scaled_hosts() -> None:
+    """`make run` runs seed003-scaled's quick profile: the whole matrix on the 4 hosts of
+    fixed capacity, the counts whose cells decide cheaply repeated more, short runs."""
+    makefile = (paths.REPO_ROOT / "Makefile").read_text()
+    assert "experiments/seed003-scaled.toml --quick" in makefile
+    path = paths.EXPERIMENTS_DIR / "seed003-scaled.toml"
+    sc, specs = validate(path, check_machine=False, quick=True)
+    assert sc.campaign.name == "seed003-scaled-quick"
+    runs = matrix.expand(sc, _hosts(sc, specs))
+    assert sorted({r["publishers"] for r in runs}) == [1, 3, 10, 25, 50, 75]
+    assert all(r["publishers"] == r["subscribers"] for r in runs)
+    (params,) = {json.dumps(r["topology_params"], sort_keys=True) for r in runs}
+    scaled = json.loads(params)
+    assert (scaled["hosts"], scaled["cpu"], scaled["cpu_pin"], scaled["cpu_from"]) == (
+        4, 0.4, True, "measurement")
+    reps = {}
+    for r in runs:
+        reps[(r["publishers"], r["mode"])] = max(reps.get((r["publishers"], r["mode"]), 0),
+                                                 r["repetition"])
+    # a verdict needs >= 2 runs per mode; both modes equally often
+    assert all(reps[(n, "unicast")] == reps[(n, "multicast")] >= 3 for n, _ in reps)
+    assert {r["pub_rate"] for r in runs} == {0}
+
+
 def test_seed003_impl_is_the_study_matrix_per_implementation() -> None:
     """seed003-impl: seed003-quick's runs once per implementation, same network and
     placement, interleaved within each repetition."""
