@@ -53,12 +53,7 @@ def main() -> int:
         d = work / name.replace(" ", "_").replace(",", "")
         d.mkdir()
         with topologies.build(_lan(0.4, extra), workdir=d) as net:
-            busy = scaled.busy(net, ["h1", "h2", "h3", "h4"], 2)
-            try:
-                time.sleep(0.5)
-                fid = scaled.monitor(net, d, 4)
-            finally:
-                scaled.stop(busy)
+            fid = scaled.monitor_under_load(net, d, {h: 2 for h in ("h1", "h2", "h3", "h4")})
             m = fid["metrics"]
             inside = max(v["wakeup_p99_us"] or 0 for v in fid["per_host"].values())
             print(f"{name}: saturated 4 x 0.4: allocation {m['allocation_share']:.3f} (worst), "

@@ -59,3 +59,16 @@ def monitor(net: testbed.Testbed, workdir: Path, seconds: float) -> dict[str, An
     time.sleep(seconds)
     mon.close_window()
     return mon.result([], 0.0, {"publishers": 0}, logs, None)
+
+
+def monitor_under_load(net: testbed.Testbed, workdir: Path,
+                       load: dict[str, int], seconds: float = 4) -> dict[str, Any]:
+    """A fidelity window of ``seconds`` while ``load`` (node -> busy loops) runs; the loops
+    get half a second to start first and are stopped whatever happens."""
+    procs = [p for node, loops in load.items() for p in busy(net, [node], loops)]
+    try:
+        time.sleep(0.5)
+        return monitor(net, workdir, seconds)
+    finally:
+        stop(procs)
+

@@ -105,12 +105,7 @@ def test_throughput_proportional_to_cores(workdir: Path) -> None:
 
 def test_saturated_hosts_with_honoured_quotas_are_faithful(workdir: Path) -> None:
     with topologies.build(_lan(0.4), workdir=workdir) as net:
-        busy = scaled.busy(net, ["h1", "h2", "h3", "h4"], 2)
-        try:
-            time.sleep(0.5)
-            fid = scaled.monitor(net, workdir, 4)
-        finally:
-            scaled.stop(busy)
+        fid = scaled.monitor_under_load(net, workdir, {h: 2 for h in ("h1", "h2", "h3", "h4")})
     m = fid["metrics"]
     print("honoured:", {k: m[k] for k in ("shortfall_share", "allocation_share",
                                           "throttled_share", "plane_wakeup_p99_us")})
@@ -132,12 +127,7 @@ def test_quotas_beyond_the_machine_are_unfaithful(workdir: Path) -> None:
     spec = _lan(0.9, hosts=hosts, pin=True)
     assert cpulimit.spec_problem(spec)  # what a scenario would refuse at --check
     with topologies.build(spec, workdir=workdir) as net:
-        busy = scaled.busy(net, list(net.hosts), 1)
-        try:
-            time.sleep(0.5)
-            fid = scaled.monitor(net, workdir, 4)
-        finally:
-            scaled.stop(busy)
+        fid = scaled.monitor_under_load(net, workdir, dict.fromkeys(net.hosts, 1))
     print("oversubscribed:", fid["metrics"]["shortfall_share"], fid["reasons"])
     assert fid["bound"] == "host", fid
     assert any("less than its allocation" in r for r in fid["reasons"]), fid
@@ -145,14 +135,9 @@ def test_quotas_beyond_the_machine_are_unfaithful(workdir: Path) -> None:
 
 def test_unlimited_load_beside_the_hosts_is_unfaithful(workdir: Path) -> None:
     with topologies.build(_lan(0.4), workdir=workdir) as net:
-        busy = scaled.busy(net, ["h1", "h2", "h3", "h4"], 2)
-        # outside every host: in the switch's namespace, no CPU limit
-        outside = scaled.busy(net, ["s1"], cpulimit.machine_cpus())
-        try:
-            time.sleep(0.5)
-            fid = scaled.monitor(net, workdir, 4)
-        finally:
-            scaled.stop(busy + outside)
+        # s1: outside every host, in the switch's namespace, no CPU limit
+        fid = scaled.monitor_under_load(net, workdir, {"h1": 2, "h2": 2, "h3": 2, "h4": 2,
+                                                       "s1": cpulimit.machine_cpus()})
     print("unlimited beside:", fid["metrics"]["shortfall_share"], fid["reasons"])
     assert fid["bound"] == "host", fid
 
