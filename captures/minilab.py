@@ -146,6 +146,9 @@ class Lab:
     def switch_state(self, sw: str) -> dict[str, Any]:
         return {}
 
+    def switch_not_ready(self, sw: str) -> str | None:
+        return None
+
     def peer_of(self, router: str, intf: str) -> str | None:
         return None
 

@@ -95,7 +95,6 @@ def missing(net: Testbed) -> dict[str, str]:
 
 def segment_not_ready(net: Testbed, sw: str) -> str | None:
     """A segment is ready when its ports are up and, if one is expected, a querier exists."""
-    real = net.real_name(sw)
     down = [p for _logical, p, _peer in net.switch_ports(sw)
             if "state UP" not in net.cmd(sw, f"ip -o link show dev {p}")
             and "LOWER_UP" not in net.cmd(sw, f"ip -o link show dev {p}")]
@@ -107,10 +106,4 @@ def segment_not_ready(net: Testbed, sw: str) -> str | None:
         if not any(net.daemons[r].querier_on(f"{r}-eth0") for r in querier_routers):
             return f"no IGMP querier elected (routers {', '.join(querier_routers)})"
         return None
-    if net.switch_kind == "linuxbridge" and net.spec.params.get("querier"):
-        st = net.cmd(sw, f"ip -d -j link show dev {real}")
-        if '"mcast_querier":1' not in st:
-            return "bridge querier requested but not enabled"
-        if time.monotonic() < net.querier_ready_at.get(sw, 0):
-            return "bridge querier still in its startup delay (bridge floods until then)"
-    return None
+    return net.switch_not_ready(sw)  # e.g. a Linux bridge's own querier

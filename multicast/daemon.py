@@ -28,6 +28,8 @@ class Daemon:
     name: ClassVar[str] = ""
     template: ClassVar[str] = ""
     is_querier: ClassVar[bool] = False  # acts as the IGMP querier of its segments
+    mrouting: ClassVar[str] = ""  # the routed topology's `mrouting` value it implements
+    needs: ClassVar[tuple[str, ...]] = ()  # capabilities (mcastlab.capabilities) it requires
 
     def __init__(self, net: Testbed, node: str):
         self.net = net
@@ -43,6 +45,11 @@ class Daemon:
         self.log_path = base.with_suffix(".log")
 
     # --- to implement -----------------------------------------------------------------
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> None:
+        """Raise TopologyParamError for topology parameters this daemon cannot honour
+        (checked when the topology is planned, before anything is built)."""
+
     def variables(self) -> dict[str, str]:
         raise NotImplementedError
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mcastlab.capabilities import frr_missing
+from mcastlab.errors import TopologyParamError
 from mcastlab.paths import FRR_LIBEXEC, FRR_PREFIX, FRR_PRIVATE, VTYSH
 from mcastlab.testbed import Testbed
 from multicast.daemon import ConfigError, Daemon
@@ -36,6 +37,16 @@ class FrrPim(Daemon):
     name: ClassVar[str] = "frr"
     template: ClassVar[str] = "frr_pimd.conf.tmpl"
     is_querier: ClassVar[bool] = True
+    mrouting: ClassVar[str] = "pimd"  # PIM-SM, chosen with pim_daemon=frr
+    needs: ClassVar[tuple[str, ...]] = ("mroute", "pim", "frr")
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> None:
+        if params["rp"] != "static":
+            raise TopologyParamError(
+                "topology routed: parameter 'rp' = 'bsr' is not allowed with pim_daemon=frr "
+                "(FRR 8.4 cannot be a candidate BSR/RP); allowed: static"
+            )
 
     def __init__(self, net: Testbed, node: str):
         super().__init__(net, node)

@@ -22,9 +22,7 @@ import ipaddress
 import re
 from typing import Any, ClassVar
 
-from mcastlab.testbed import Testbed
 from multicast.daemon import ConfigError, Daemon
-from multicast.frr import FrrPim
 
 _KEYWORDS = {"default-route-distance", "default-route-metric", "hello-interval",
              "igmp-query-interval", "igmp-querier-timeout", "phyint", "rp-address",
@@ -35,13 +33,8 @@ class Pimd(Daemon):
     name: ClassVar[str] = "pimd"
     template: ClassVar[str] = "pimd.conf.tmpl"
     is_querier: ClassVar[bool] = True
-
-    def __new__(cls, net: Testbed, node: str) -> Any:
-        """`Pimd(net, r)` is what topologies.net starts for mrouting=pimd; the routed
-        parameter pim_daemon=frr swaps in FRR's pimd (multicast/frr.py) there."""
-        if cls is Pimd and net.spec.params.get("pim_daemon") == "frr":
-            return FrrPim(net, node)  # not a Pimd: Python does not call __init__ again
-        return super().__new__(cls)
+    mrouting: ClassVar[str] = "pimd"
+    needs: ClassVar[tuple[str, ...]] = ("mroute", "pim", "pimd")
 
     def variables(self) -> dict[str, str]:
         spec = self.net.spec

@@ -19,6 +19,8 @@ class Smcroute(Daemon):
     name: ClassVar[str] = "smcroute"
     template: ClassVar[str] = "smcroute.conf.tmpl"
     is_querier: ClassVar[bool] = False
+    mrouting: ClassVar[str] = "smcroute"
+    needs: ClassVar[tuple[str, ...]] = ("mroute", "smcroute")
 
     def routes(self) -> list[dict[str, Any]]:
         return self.net.spec.params.get("smc_routes", {}).get(self.node, [])

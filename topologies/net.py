@@ -38,11 +38,10 @@ from mcastlab import capabilities
 from mcastlab.errors import BuildError, ConvergenceError, TopologyParamError
 from mcastlab.ledger import Ledger
 from mcastlab.paths import STATE_DIR
-from multicast import convergence, snooping
-from multicast.pimd import Pimd
-from multicast.smcroute import Smcroute
+from multicast import convergence, routing
 from topologies import shaping
 from topologies.spec import Spec
+from topologies.switches import switch_kind
 
 
 def enter(pid: int) -> list[str]:
@@ -124,8 +123,11 @@ class Network:
         self._proc_names: dict[int, str] = {}  # pid -> "what on node", for messages
         self._ports: dict[str, list[tuple[str, str]]] = {}  # switch -> [(real port, peer)]
         self.daemons: dict[str, Any] = {}
-        self._ovs: dict[str, Any] = {}
-        self.switch_kind = self._switch_kind()
+        # The switch kind built (topologies.switches; "ovs" resolved to a datapath), its
+        # name, and per switch what the kind keeps to control it (OVS: its OvsInstance).
+        self.switch_impl = switch_kind(spec.params.get("switch", "linuxbridge")).resolve()
+        self.switch_kind = self.switch_impl.name
+        self.switch_control: dict[str, Any] = {}
         self._stopped = False
         self.querier_ready_at: dict[str, float] = {}  # switch -> monotonic time
         self.cpu: Any = None  # topologies.cpulimit.CpuLimits when hosts are CPU-limited
@@ -150,12 +152,6 @@ class Network:
         except KeyError:
             known = ", ".join([*self.hosts, *self.routers, *self.switches])
             raise KeyError(f"unknown node {name!r}; known: {known}") from None
-
-    def _switch_kind(self) -> str:
-        kind = self.spec.params.get("switch", "linuxbridge")
-        if kind == "ovs":
-            return "ovs-kernel" if capabilities.detect()["ovs-kernel"] else "ovs-user"
-        return kind
 
     # --- processes --------------------------------------------------------------------
     def popen(self, node: str, argv: Sequence[str], network_plane: bool = False,
@@ -394,7 +390,7 @@ class Network:
         self.shaping = self._read_shaping()
         self._configure_nodes()
         for sw in spec.switches:
-            self._start_switch(sw)
+            self.switch_impl.start(self, sw)
         self._start_daemons()
 
     def _servers(self) -> Any:
@@ -527,7 +523,7 @@ class Network:
                 return other
         return None
 
-    def _mtu(self) -> str:
+    def mtu(self) -> str:
         """The `ip link set` words for the network's MTU: one MTU on every interface when
         links cross emulated servers (see topologies.servers), else the default."""
         if self.servers is None:
@@ -537,7 +533,7 @@ class Network:
         return f"mtu {TUNNEL_MTU} "
 
     def _offload_off(self) -> bool:
-        return self.switch_kind.startswith("ovs")
+        return self.switch_impl.offload_off
 
     def _configure_nodes(self) -> None:
         spec = self.spec
@@ -547,7 +543,7 @@ class Network:
             lines = ["ip link set lo up"]
             for intf, addr in spec.addresses[name].items():
                 lines.append(f"ip addr add {addr} dev {intf}")
-                lines.append(f"ip link set {intf} {self._mtu()}up")
+                lines.append(f"ip link set {intf} {self.mtu()}up")
                 lines.append(f"echo {igmp} > /proc/sys/net/ipv4/conf/{intf}/force_igmp_version")
                 if self._offload_off():
                     lines.append(f"ethtool -K {intf} tx off rx off >/dev/null 2>&1 || true")
@@ -571,57 +567,15 @@ class Network:
             scripts.append((name, lines, f"configuring {role}"))
         self.sh_each(scripts)
 
-    def _start_switch(self, sw: str) -> None:
-        p = self.spec.params
-        real = self.real_name(sw)
-        ports = [port for port, _ in self._ports[sw]]
-        if self.switch_kind == "linuxbridge":
-            lines = [snooping.bridge_create_cmd(real, p["snooping"], p["querier"], int(p["igmp"]))]
-            lines += [f"ip link set {port} {self._mtu()}master {real} up" for port in ports]
-            lines.append(f"ip link set {real} up")
-            lines += snooping.bridge_querier_on_cmds(real, bool(p["querier"]))
-            # Router ports get all multicast (smcroute sends no PIM hello/query to learn from).
-            lines += [f"bridge link set dev {port} mcast_router 2"
-                      for port, peer in self._ports[sw] if peer in self.spec.routers]
-            if sw == self.fail_on:
-                lines.append("ip link set dev mcl-injected up")
-            # One script of 3 + N lines: longer than a pty line from ~40 ports on, so
-            # Network.sh sends it through argv (see the module's docstring).
-            self.sh(sw, lines, "starting the Linux bridge")
-            self.querier_ready_at[sw] = time.monotonic() + snooping.bridge_querier_delay(
-                p["snooping"], p["querier"])
-        else:
-            from topologies.ovs import OvsInstance
-
-            lines = [f"ethtool -K {port} tx off rx off >/dev/null 2>&1 || true; "
-                     f"ip link set {port} {self._mtu()}up" for port in ports]
-            if sw == self.fail_on:
-                lines.append("ip link set dev mcl-injected up")
-            self.sh(sw, lines, "preparing the OVS ports")
-            self.step = ("starting Open vSwitch", sw)
-            inst = OvsInstance(self, sw, self.private / f"ovs-{sw}")
-            self._ovs[sw] = inst
-            inst.start()
-            datapath = "system" if self.switch_kind == "ovs-kernel" else "netdev"
-            inst.add_bridge(real, ports, datapath,
-                            snooping.ovs_bridge_settings(p["snooping"], p["flood_unregistered"]))
-
     def _start_daemons(self) -> None:
-        mode = self.spec.params.get("mrouting")
-        if not self.spec.routers or mode in (None, "none"):
+        daemon = routing.daemon_for(self.spec.params)
+        if not self.spec.routers or daemon is None:
             return
-        if mode == "pimd":
-            for r in self.spec.routers:
-                self.step = ("starting pimd", r)
-                d = Pimd(self, r)
-                d.start()
-                self.daemons[r] = d
-        elif mode == "smcroute":
-            for r in self.spec.routers:
-                self.step = ("starting smcroute", r)
-                d = Smcroute(self, r)
-                d.start()
-                self.daemons[r] = d
+        for r in self.spec.routers:
+            self.step = (f"starting {daemon.mrouting}", r)
+            d = daemon(self, r)
+            d.start()
+            self.daemons[r] = d
 
     # --- API --------------------------------------------------------------------------
     def host_ip(self, host: str) -> str:
@@ -660,14 +614,11 @@ class Network:
 
     def switch_state(self, sw: str) -> dict[str, Any]:
         """Switch `sw`'s snooping read-back (mdb, router ports, settings) by logical port."""
-        real = self.real_name(sw)
-        rename = {port: port.replace(real, sw, 1) for port, _ in self._ports[sw]}
-        if self.switch_kind == "linuxbridge":
-            st = snooping.bridge_readback(lambda c: self.cmd(sw, c), real)
-            st["mdb"] = {g: [rename.get(p, p) for p in ps] for g, ps in st["mdb"].items()}
-            st["router_ports"] = [rename.get(p, p) for p in st["router_ports"]]
-            return st
-        return self._ovs[sw].readback(real, rename)
+        return self.switch_impl.state(self, sw)
+
+    def switch_not_ready(self, sw: str) -> str | None:
+        """What switch `sw` itself (its kind) still lacks; None when ready."""
+        return self.switch_impl.not_ready(self, sw)
 
     def describe(self) -> dict[str, Any]:
         d = self.spec.describe()

@@ -17,8 +17,9 @@ from typing import Any
 
 from mcastlab.errors import BuildError
 from mcastlab.testbed import Testbed
-from multicast import membership, nsock
+from multicast import membership, nsock, routing
 from multicast import probe_agent as pa
+from topologies.switches import switch_kind
 
 GROUP = "239.1.2.3"
 PORT = 5000
@@ -325,9 +326,11 @@ def expectations(net: Testbed, sender: str, members: list[str]) -> dict[str, dic
         )
     elif p.get("mrouting") == "none":
         routed_segments = {_segment_of(net, sender)}
-    has_router_querier = p.get("mrouting") == "pimd"
+    daemon = routing.daemon_for(p)
+    has_router_querier = daemon is not None and daemon.is_querier
     prunes = bool(p.get("snooping")) and (
-        net.switch_kind.startswith("ovs") or bool(p.get("querier")) or has_router_querier
+        switch_kind(net.switch_kind).prunes_without_querier or bool(p.get("querier"))
+        or has_router_querier
     )
     seg_with_members = {_segment_of(net, m) for m in members}
     out: dict[str, dict[str, Any]] = {}

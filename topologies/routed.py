@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from multicast import routing
 from topologies import servers
 from topologies.spec import (
     COMMON_PARAMS,
@@ -50,13 +51,13 @@ PARAMS: tuple[Param, ...] = (
     Param("shape", "choice", "line", "how routers are joined", choices=("line", "ring")),
     Param("hosts", "int", 2, "hosts per segment", low=1, high=100),
     Param("mrouting", "choice", "pimd", "multicast routing daemon",
-          choices=("pimd", "smcroute", "none")),
+          choices=routing.mrouting_choices()),
     Param("rp", "choice", "static", "pimd RP selection", choices=("static", "bsr")),
     Param("rp_router", "str", "r1", "router that is (or is preferred as) the RP"),
     Param("spt", "choice", "immediate", "pimd SPT switchover", choices=("immediate", "never")),
     Param("pim_daemon", "choice", "pimd", "PIM-SM implementation for mrouting=pimd "
           "(frr: FRR's pimd, the one that honours spt=never; rp=static only)",
-          choices=("pimd", "frr")),
+          choices=routing.implementations(routing.PIM)),
     Param("smc_groups", "groups", "239.0.0.0/8",
           "smcroute: comma-separated groups (GROUP[/LEN])"),
     Param("smc_mode", "choice", "star", "smcroute: (*,G) or (S,G) routes", choices=("star", "sg")),
@@ -147,17 +148,11 @@ def plan(params: dict[str, Any]) -> Spec:
             f"allowed: {' | '.join(routers)}"
         )
     needs = switch_needs(p)
-    if p["mrouting"] == "pimd" and p["pim_daemon"] == "frr":
-        if p["rp"] != "static":
-            raise TopologyParamError(
-                "topology routed: parameter 'rp' = 'bsr' is not allowed with pim_daemon=frr "
-                "(FRR 8.4 cannot be a candidate BSR/RP); allowed: static"
-            )
-        needs += ["mroute", "pim", "frr"]
-    elif p["mrouting"] == "pimd":
-        needs += ["mroute", "pim", "pimd"]
-    elif p["mrouting"] == "smcroute":
-        needs += ["mroute", "smcroute"]
+    daemon = routing.daemon_for(p)
+    if daemon is not None:
+        daemon.check_params(p)
+        needs += daemon.needs
+    if p["mrouting"] == "smcroute":
         p["smc_routes"] = _smcroute_routes(p, hosts, addresses, switches, segment_of_router,
                                            adjacency, link_intf)
     spec = Spec(

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mcastlab.errors import TopologyParamError
+from topologies.switches import SWITCH_KINDS, switch_kind
 
 _TRUE = {"1", "on", "true", "yes"}
 _FALSE = {"0", "off", "false", "no"}
@@ -167,7 +168,7 @@ COMMON_PARAMS: tuple[Param, ...] = (
     Param("delay", "delay", None, "one-way delay per link (needs netem)", high=10000),
     Param("loss", "percent", None, "loss percentage per link (needs netem)", low=0, high=100),
     Param("switch", "choice", "linuxbridge", "switch implementation",
-          choices=("linuxbridge", "ovs", "ovs-user", "ovs-kernel")),
+          choices=tuple(SWITCH_KINDS)),
     Param("snooping", "bool", True, "IGMP snooping on the switch"),
     Param("querier", "bool", True, "the switch acts as IGMP querier"),
     Param("igmp", "choice", "3", "IGMP version on switch and hosts", choices=("2", "3")),
@@ -232,14 +233,8 @@ def parse_params(family: str, table: tuple[Param, ...], given: dict[str, Any]) -
 
 def switch_needs(params: dict[str, Any]) -> list[str]:
     """Capabilities required by the common parameters."""
-    needs = ["mininet"]
-    kind = params["switch"]
-    if kind == "linuxbridge":
-        needs.append("bridge")
-    elif kind == "ovs-kernel":
-        needs.append("ovs-kernel")
-    else:  # "ovs" uses the kernel datapath when present, else userspace
-        needs.append("ovs-user")
+    # "ovs" needs ovs-user: it uses the kernel datapath when present, else userspace.
+    needs = ["mininet", switch_kind(params["switch"]).needs]
     if params.get("bw"):
         needs.append("htb")
     if params.get("delay") or params.get("loss"):

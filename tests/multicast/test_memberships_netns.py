@@ -67,7 +67,7 @@ def test_convergence_waits_for_every_membership(workdir: Path, switch: str) -> N
                     assert out.strip() == "", out
                 assert membership.missing(net) == {h: [GROUP] for h in gone}
             else:
-                net._ovs["s1"].appctl("mdb/flush", real)  # OVS: all of them at once
+                net.switch_control["s1"].appctl("mdb/flush", real)  # OVS: all of them at once
                 gone = list(net.hosts)
                 assert membership.missing(net) == {h: [GROUP] for h in gone}
             assert "memberships" in convergence.missing(net)

@@ -1,4 +1,4 @@
-"""A private Open vSwitch (ovsdb-server + ovs-vswitchd) inside one switch's namespace.
+"""Open vSwitch kinds: a private OVS (ovsdb-server + ovs-vswitchd) in each switch's namespace.
 
 Each OVS switch gets its own database, sockets and daemons under
 ``/run/mcastlab/<tag>/ovs-<switch>/``, started through ``net.popen`` so both daemons
@@ -12,9 +12,11 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from mcastlab import capabilities
 from multicast import snooping
+from topologies.switches.base import SwitchKind, logical_ports
 
 if TYPE_CHECKING:
     from topologies.net import Network
@@ -23,6 +25,8 @@ SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 
 
 class OvsInstance:
+    """One switch's OVS daemons and database; net.switch_control[switch] while it runs."""
+
     def __init__(self, net: Network, switch: str, rundir: Path):
         self.net = net
         self.switch = switch
@@ -111,3 +115,49 @@ class OvsInstance:
                                             "other_config": other,
                                             "querier": "none (OVS has no IGMP querier)"},
                 "mdb": mdb, "mdb_raw": raw}
+
+
+class OvsKernel(SwitchKind):
+    """OVS with the kernel datapath (the openvswitch module)."""
+
+    name: ClassVar[str] = "ovs-kernel"
+    needs: ClassVar[str] = "ovs-kernel"
+    offload_off: ClassVar[bool] = True
+    prunes_without_querier: ClassVar[bool] = True
+    datapath: ClassVar[str] = "system"
+
+    def start(self, net: Network, sw: str) -> None:
+        p = net.spec.params
+        ports = [port for _, port, _ in net.switch_ports(sw)]
+        lines = [f"ethtool -K {port} tx off rx off >/dev/null 2>&1 || true; "
+                 f"ip link set {port} {net.mtu()}up" for port in ports]
+        if sw == net.fail_on:
+            lines.append("ip link set dev mcl-injected up")
+        net.sh(sw, lines, "preparing the OVS ports")
+        net.step = ("starting Open vSwitch", sw)
+        inst = OvsInstance(net, sw, net.private / f"ovs-{sw}")
+        net.switch_control[sw] = inst
+        inst.start()
+        inst.add_bridge(net.real_name(sw), ports, self.datapath,
+                        snooping.ovs_bridge_settings(p["snooping"], p["flood_unregistered"]))
+
+    def state(self, net: Network, sw: str) -> dict[str, Any]:
+        return net.switch_control[sw].readback(net.real_name(sw), logical_ports(net, sw))
+
+
+class OvsUser(OvsKernel):
+    """OVS with the userspace (netdev) datapath: needs only /dev/net/tun."""
+
+    name: ClassVar[str] = "ovs-user"
+    needs: ClassVar[str] = "ovs-user"
+    datapath: ClassVar[str] = "netdev"
+
+
+class Ovs(OvsUser):
+    """`switch=ovs`: the kernel datapath where this machine has it, else userspace."""
+
+    name: ClassVar[str] = "ovs"
+    needs: ClassVar[str] = "ovs-user"
+
+    def resolve(self) -> SwitchKind:
+        return OvsKernel() if capabilities.detect()["ovs-kernel"] else OvsUser()
