@@ -1,7 +1,9 @@
 """The packages are layers with one direction of imports (docs/contracts.md, "Layers").
 
 Read with ``ast`` only (nothing of the project is imported), every import counted, also
-inside functions and under TYPE_CHECKING. MCASTLAB_LAYERS_ROOT checks another checkout.
+inside functions and under TYPE_CHECKING: between packages against the layer order, and
+between modules for circles (a module that needs another to be imported first must not be
+needed by it). MCASTLAB_LAYERS_ROOT checks another checkout.
 """
 
 from __future__ import annotations
@@ -39,6 +41,62 @@ def _is_net(e: ast.expr) -> bool:
     return (isinstance(e, ast.Name) and e.id == "net") or (
         isinstance(e, ast.Attribute) and e.attr == "net"
         and isinstance(e.value, ast.Name) and e.value.id == "self")
+
+
+def _module_of(f: Path, root: Path) -> str:
+    parts = f.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_edges(root: Path) -> dict[str, set[str]]:
+    """{module: the project's modules it imports}; `from pkg import sub` counts as `pkg.sub`."""
+    files = {_module_of(f, root): f for p in MAY_IMPORT for f in (root / p).rglob("*.py")}
+
+    def known(name: str) -> str:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name
+
+    edges: dict[str, set[str]] = {}
+    for mod, f in files.items():
+        here = mod if f.name == "__init__.py" else mod.rpartition(".")[0]
+        targets: set[str] = set()
+        for n in ast.walk(ast.parse(f.read_text())):
+            if isinstance(n, ast.Import):
+                targets.update(known(a.name) for a in n.names)
+            elif isinstance(n, ast.ImportFrom):
+                base = n.module or ""
+                if n.level:
+                    up = here.rsplit(".", n.level - 1)[0] if n.level > 1 else here
+                    base = f"{up}.{base}".rstrip(".")
+                subs = [f"{base}.{a.name}" for a in n.names]
+                targets.update(known(t) if t in files else known(base) for t in subs)
+        edges[mod] = targets - {"", mod}
+    return edges
+
+
+def module_cycles(root: Path = ROOT) -> list[str]:
+    """Each circle of imports between modules, once, as a path from its first name."""
+    edges, out, seen = _module_edges(root), set(), []
+
+    def visit(m: str, done: set[str]) -> None:
+        if m in seen:
+            c = seen[seen.index(m):]
+            i = c.index(min(c))
+            out.add(" -> ".join([*c[i:], *c[:i], min(c)]))
+            return
+        if m in done:
+            return
+        seen.append(m)
+        for q in sorted(edges.get(m, ())):
+            visit(q, done)
+        seen.pop()
+        done.add(m)
+
+    finished: set[str] = set()
+    for m in sorted(edges):
+        visit(m, finished)
+    return sorted(out)
 
 
 def problems(root: Path = ROOT) -> list[str]:
@@ -93,3 +151,8 @@ def problems(root: Path = ROOT) -> list[str]:
 def test_layers() -> None:
     found = problems()
     assert not found, "\n".join(found)
+
+
+def test_no_module_import_circle() -> None:
+    found = module_cycles()
+    assert not found, "import circles between modules:\n" + "\n".join(found)

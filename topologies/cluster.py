@@ -59,15 +59,19 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcastlab.errors import BuildError, TopologyParamError
 from mcastlab.paths import REPO_ROOT
-from topologies.servers import describe_layout, place, server_name, tunnelled, vxlan_add
+from topologies.servers import (
+    ServerSite,
+    describe_layout,
+    place,
+    server_name,
+    tunnelled,
+    vxlan_add,
+)
 from topologies.spec import Spec
-
-if TYPE_CHECKING:
-    from topologies.net import Network
 
 MCASTLAB = REPO_ROOT / ".venv" / "bin" / "mcastlab"  # the same path on every server
 LOCAL = "localhost"
@@ -330,7 +334,7 @@ class Cluster:
 
     MANIFEST_KEY = "cluster"
 
-    def __init__(self, net: Network, config: ClusterConfig):
+    def __init__(self, net: ServerSite, config: ClusterConfig):
         self.net, self.config = net, config
         self.where = placement(net.spec, config)
         self.control_dir = net.private / "ssh"
@@ -364,7 +368,7 @@ class Cluster:
         """Check every server (nothing is made anywhere until all passed), then open a
         session on each (before any node is made); each session raises its server's
         neighbour table limits for the network, as Network does here."""
-        from topologies.net import neighbour_need
+        from topologies.neighbours import neighbour_need
 
         if not self.net.private.exists():
             self.net.ledger.record_dir(self.net.private)  # ssh's control sockets live there

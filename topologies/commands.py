@@ -218,7 +218,7 @@ def cmd_cluster_session(args: argparse.Namespace) -> int:
         # Where the nodes here write files the controller fetches back (captures, samplers).
         staging = Path(tempfile.mkdtemp(prefix=f"mcastlab-{args.tag}-", dir="/var/tmp"))
         led.record_dir(staging)
-        from topologies.net import neighbour_room
+        from topologies.neighbours import neighbour_room
 
         room = neighbour_room(led, args.neighbours)
         print(f"ready {led.path} {staging} {json.dumps(room, separators=(',', ':'))}",

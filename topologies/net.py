@@ -40,6 +40,7 @@ from mcastlab.ledger import Ledger
 from mcastlab.paths import STATE_DIR
 from multicast import convergence, routing
 from topologies import shaping
+from topologies.neighbours import neighbour_need, neighbour_room
 from topologies.spec import Spec
 from topologies.switches import switch_kind
 
@@ -65,14 +66,6 @@ PTY_LINE_MAX = 4000
 ARGV_SCRIPT_MAX = 100_000
 # Where a failed build's log is kept when its work directory was private and removed.
 FAILED_LOG_DIR = Path("/var/log/mcastlab")
-# The kernel's IPv4 neighbour (ARP) table is one table for every network namespace of the
-# machine, and so are its limits (net.ipv4.neigh.default.gc_thresh2/3, 512/1024 by
-# default): past gc_thresh3 a new entry is refused ("neighbor table overflow") and the
-# packet that needed it is dropped. 250 hosts pinging 4 others each need ~1,750 entries;
-# hosts that all talk to each other, 250 x 249. See Network._neighbour_room.
-NEIGH_SYSCTL = Path("/proc/sys/net/ipv4/neigh/default")
-NEIGH_STAT = Path("/proc/net/stat/arp_cache")
-NEIGH_MARGIN = 1024  # room left for the rest of the machine
 # The network's own daemons (ovs-vswitchd, pimd, smcroute, FRR) stand for switch and router
 # control planes, which in a real network never wait for the hosts' CPUs. Here they share
 # the machine with the agents: at 75x75 over 150 hosts on 2 cores, ovs-vswitchd at normal
@@ -420,7 +413,7 @@ class Network:
 
         The limits are global (one table for all namespaces; see NEIGH_SYSCTL), so they are
         raised — never lowered — to the entries in use now + :func:`neighbour_need` +
-        NEIGH_MARGIN, through the ledger, which puts the old values back at teardown or
+        a margin, through the ledger, which puts the old values back at teardown or
         `mcastlab clean` (unless another live testbed still needs them). Returns the
         manifest's record (before/after values), also written to the build log.
         """
@@ -773,45 +766,6 @@ def _command_line(args: Sequence[Any]) -> str:
     if len(args) == 1 and isinstance(args[0], str):
         return args[0]
     return " ".join(str(a) for a in args)
-
-
-def neighbour_need(spec: Spec) -> int:
-    """ARP entries the network can hold at once: on each segment every node may know every
-    other node's address, and each router-to-router link holds two.
-
-    >>> from topologies import lan
-    >>> neighbour_need(lan.plan({"hosts": 250}))
-    62250
-    """
-    per_segment = sum(len(m) * (len(m) - 1) for m in spec.switches.values())
-    return per_segment + 2 * len(spec.router_links)
-
-
-def neighbour_room(ledger: Ledger, need: int) -> dict[str, Any]:
-    """Raise this machine's neighbour table limits to the entries in use + `need` +
-    NEIGH_MARGIN through `ledger` (which restores them); the manifest's record. Also run
-    by each other server of a cluster for its own table (mcastlab cluster-session).
-    Where the limits are not visible (a network namespace other than the machine's first:
-    the table is the machine's, raised from there), says so and changes nothing."""
-    if not (NEIGH_SYSCTL / "gc_thresh3").exists():
-        return {"needed": need, "unchanged": f"{NEIGH_SYSCTL} is not visible in this "
-                                             f"network namespace"}
-    before = {k: int((NEIGH_SYSCTL / k).read_text()) for k in ("gc_thresh2", "gc_thresh3")}
-    in_use = neighbour_entries()
-    target = in_use + need + NEIGH_MARGIN
-    after = {k: ledger.raise_sysctl(NEIGH_SYSCTL / k, target)
-             for k in ("gc_thresh3", "gc_thresh2")}  # thresh3 first: thresh2 <= thresh3
-    return {"needed": need, "in_use_before": in_use, "before": before, "after": after,
-            "scope": "machine-wide (net.ipv4.neigh.default), raised only, "
-                     "restored at teardown"}
-
-
-def neighbour_entries() -> int:
-    """Entries in the machine's IPv4 neighbour table now (first row of
-    /proc/net/stat/arp_cache: the count is global, the rows are per CPU)."""
-    lines = NEIGH_STAT.read_text().split("\n")
-    fields = dict(zip(lines[0].split(), lines[1].split(), strict=False))
-    return int(fields["entries"], 16)
 
 
 def check_buildable(spec: Spec) -> None:

@@ -33,13 +33,36 @@ the tunnels.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcastlab.errors import TopologyParamError
 from topologies.spec import Spec
 
 if TYPE_CHECKING:
-    from topologies.net import Network
+    from mcastlab.ledger import Ledger
+
+
+class ServerSite(Protocol):
+    """What the servers (emulated here, or a cluster's) ask of the network placed on them;
+    :class:`topologies.net.Network` implements it. Declared here, so the servers never
+    import the network."""
+
+    spec: Spec
+    tag: str  # the testbed's tag: names, VNIs
+    private: Path  # the network's state directory
+    build_log: Path
+    ledger: Ledger  # records what the servers create, for teardown
+    step: tuple[str, str]  # (what, node) under way, for a build error
+
+    def node(self, name: str) -> Any: ...
+    def real_name(self, node: str) -> str: ...
+    def cmd(self, node: str, command: str) -> str: ...
+    def log(self, text: str) -> None: ...
+    def sh(self, node: str, lines: Sequence[str], what: str) -> str: ...
+    def sh_each(self, scripts: Sequence[tuple[str, Sequence[str], str]]) -> None: ...
+    def link_veth(self, a: str, b: str, ia: str, ib: str) -> None: ...
 
 VXLAN_PORT = 4789  # IANA's
 TUNNEL_MTU = 1450  # Ethernet payload inside VXLAN over a 1500-byte underlay (IPv4)
@@ -134,7 +157,7 @@ def describe_layout(count: int, where: dict[str, int],
 
 
 class EmulatedServers:
-    """The server namespaces, their underlay and the tunnels of one :class:`Network`.
+    """The server namespaces, their underlay and the tunnels of one network.
 
     Servers and the underlay bridge are nodes of the network like any other (gated shells
     recorded in the ledger), so teardown and `mcastlab clean` remove them — and with a
@@ -142,7 +165,7 @@ class EmulatedServers:
 
     MANIFEST_KEY = "emulated_servers"
 
-    def __init__(self, net: Network):
+    def __init__(self, net: ServerSite):
         self.net = net
         self.count = max(net.spec.placement.values())
         self.vni = {link: i for i, link in enumerate(tunnelled(net.spec), start=1)}

@@ -46,7 +46,7 @@ from mcastlab.provenance import code_state
 from tests.helpers.second_server import SERVER_ADDR, SecondServer
 from topologies import probe
 from topologies.cluster import MCASTLAB
-from topologies.net import neighbour_need
+from topologies.neighbours import neighbour_need
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -127,7 +127,7 @@ def test_a_build_error_is_one_bounded_line_naming_step_node_and_log() -> None:
 
 
 def test_neighbour_need_counts_every_pair_of_a_segment_and_two_per_router_link() -> None:
-    from topologies.net import neighbour_need
+    from topologies.neighbours import neighbour_need
 
     # One segment of N nodes: every node may hold an ARP entry for every other one.
     assert neighbour_need(topologies.resolve("lan", {"hosts": 250})) == 250 * 249

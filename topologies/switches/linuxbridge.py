@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from multicast import snooping
-from topologies.switches.base import SwitchKind, logical_ports
-
-if TYPE_CHECKING:
-    from topologies.net import Network
+from topologies.switches.base import SwitchKind, SwitchSite, logical_ports
 
 
 class LinuxBridge(SwitchKind):
     name: ClassVar[str] = "linuxbridge"
     needs: ClassVar[str] = "bridge"
 
-    def start(self, net: Network, sw: str) -> None:
+    def start(self, net: SwitchSite, sw: str) -> None:
         p = net.spec.params
         real = net.real_name(sw)
         ports = net.switch_ports(sw)
@@ -35,14 +32,14 @@ class LinuxBridge(SwitchKind):
         net.querier_ready_at[sw] = time.monotonic() + snooping.bridge_querier_delay(
             p["snooping"], p["querier"])
 
-    def state(self, net: Network, sw: str) -> dict[str, Any]:
+    def state(self, net: SwitchSite, sw: str) -> dict[str, Any]:
         rename = logical_ports(net, sw)
         st = snooping.bridge_readback(lambda c: net.cmd(sw, c), net.real_name(sw))
         st["mdb"] = {g: [rename.get(p, p) for p in ps] for g, ps in st["mdb"].items()}
         st["router_ports"] = [rename.get(p, p) for p in st["router_ports"]]
         return st
 
-    def not_ready(self, net: Network, sw: str) -> str | None:
+    def not_ready(self, net: SwitchSite, sw: str) -> str | None:
         """The bridge's own querier, when asked for: on, and past its startup delay."""
         if not net.spec.params.get("querier"):
             return None

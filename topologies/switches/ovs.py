@@ -12,14 +12,11 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from mcastlab import capabilities
 from multicast import snooping
-from topologies.switches.base import SwitchKind, logical_ports
-
-if TYPE_CHECKING:
-    from topologies.net import Network
+from topologies.switches.base import SwitchKind, SwitchSite, logical_ports
 
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 
@@ -27,7 +24,7 @@ SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 class OvsInstance:
     """One switch's OVS daemons and database; net.switch_control[switch] while it runs."""
 
-    def __init__(self, net: Network, switch: str, rundir: Path):
+    def __init__(self, net: SwitchSite, switch: str, rundir: Path):
         self.net = net
         self.switch = switch
         self.rundir = rundir
@@ -126,7 +123,7 @@ class OvsKernel(SwitchKind):
     prunes_without_querier: ClassVar[bool] = True
     datapath: ClassVar[str] = "system"
 
-    def start(self, net: Network, sw: str) -> None:
+    def start(self, net: SwitchSite, sw: str) -> None:
         p = net.spec.params
         ports = [port for _, port, _ in net.switch_ports(sw)]
         lines = [f"ethtool -K {port} tx off rx off >/dev/null 2>&1 || true; "
@@ -141,7 +138,7 @@ class OvsKernel(SwitchKind):
         inst.add_bridge(net.real_name(sw), ports, self.datapath,
                         snooping.ovs_bridge_settings(p["snooping"], p["flood_unregistered"]))
 
-    def state(self, net: Network, sw: str) -> dict[str, Any]:
+    def state(self, net: SwitchSite, sw: str) -> dict[str, Any]:
         return net.switch_control[sw].readback(net.real_name(sw), logical_ports(net, sw))
 
 
