@@ -24,8 +24,9 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from experiments import agents as agents_mod
 from experiments import (
@@ -45,6 +46,9 @@ from experiments.resources import ResourceSampler
 from experiments.scenario import Scenario, ScenarioError, validate
 from mcastlab import provenance, safepath
 from mcastlab.testbed import Testbed
+
+if TYPE_CHECKING:
+    from multicast.membership import Holder
 
 # Time a run needs besides its execution time, used for the ETA only (build, discovery,
 # teardown); refined from the runs that finished.
@@ -137,6 +141,34 @@ def check_results_path(root: Path) -> None:
 def expected_duration(cfg: dict[str, Any]) -> float:
     base = cfg["execution_time"] or 30.0
     return base + OVERHEAD_S + 0.3 * (cfg["publishers"] + cfg["subscribers"])
+
+
+@dataclass
+class _RunState:
+    """One run's state, handed from phase to phase of :meth:`CampaignRunner._execute`.
+
+    What a phase has not reached yet is still None or empty, so that
+    :meth:`CampaignRunner._stop` undoes exactly what was started."""
+
+    cfg: dict[str, Any]
+    work: Path
+    sampler: ResourceSampler  # made before the build: its rows' t_s count from there
+    t_rows0: float  # the fidelity monitor's first CPU row: reset when the agents start
+    out: dict[str, Any] = field(default_factory=dict)  # what the run adds to the manifest
+    capture: Any = None  # captures.capture's handle or a WindowedCapture
+    holder: Holder | None = None
+    specs: list[agents_mod.ProcSpec] = field(default_factory=list)
+    agent_hosts: list[str] = field(default_factory=list)
+    snmp_before: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    monitor: fidelity.Monitor | None = None
+    t_start: float = 0.0  # when the agents started (monotonic)
+    wall_start: float = 0.0  # the same moment in wall-clock time, as pcaps have it
+    remote: set[str] = field(default_factory=set)  # agents on another server of a cluster
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    files: list[IO[bytes]] = field(default_factory=list)
+    socks: sockstats.SocketSampler | None = None
+    netdev: tuple[dict[str, Any], dict[str, Any]] | None = None  # (before, after)
+    exit_codes: dict[str, int | None] = field(default_factory=dict)
 
 
 class CampaignRunner:
@@ -375,165 +407,196 @@ class CampaignRunner:
 
     def _execute(self, cfg: dict[str, Any], work: Path, prog: Progress,
                  manifest: dict[str, Any]) -> dict[str, Any]:
+        """One run on its own network, phase by phase; returns what goes into the manifest
+        (plus ``resource_rows``). :meth:`_stop` runs whether a phase failed or not, before
+        the network is torn down."""
         import topologies
-        from multicast import membership
 
-        timing = cfg["timing"]
         prog.set_phase("building network")
-        sampler = ResourceSampler(interval=0.5)
-        socks: sockstats.SocketSampler | None = None
-        procs: dict[str, subprocess.Popen[bytes]] = {}
-        files: list[Any] = []
-        exit_codes: dict[str, int | None] = {}
-        capture_handle = None
-        monitor: fidelity.Monitor | None = None
-        holder: Any = None
-        t_rows0 = time.monotonic()
-        out: dict[str, Any] = {}
-        netdev: tuple[dict[str, Any], dict[str, Any]] | None = None
+        run = _RunState(cfg, work, ResourceSampler(interval=0.5), time.monotonic())
         spec = self.specs[cfg["topology_variant"]]
         cluster = self.sc.cluster.config(self.scenario_path) if self.sc.cluster else None
         with topologies.build(spec, workdir=work / "logs", cluster=cluster) as net:
             try:
-                prog.set_phase("waiting for convergence")
-                t_conv = time.monotonic()
-                net.wait_converged(timeout=timing["converge_timeout"])
-                out["convergence_s"] = round(time.monotonic() - t_conv, 3)
-                out["topology"] = net.describe()
-                with contextlib.suppress(Exception):
-                    results.atomic_write_json(work / "logs" / "multicast_state_before.json",
-                                              net.multicast_state())
-                if cfg["capture"]["points"]:
-                    capture_handle = self._start_captures(net, cfg, work, prog)
-                if timing["warmup"]:
-                    prog.set_phase(f"warm-up {timing['warmup']:g} s")
-                    time.sleep(timing["warmup"])
-                host_ip = {h: net.host_ip(h) for h in set(cfg["placement"].values())}
-                # The agents' discovery group is joined on every agent host and must be in
-                # the snooping switches' tables before any agent starts (a lost report
-                # otherwise cuts hosts off SPDP for the whole run).
-                prog.set_phase("waiting for memberships")
-                holder = membership.Holder(net, membership.agent_groups(cfg, sorted(host_ip)))
-                out.update(membership.wait(net, holder.groups, timing["converge_timeout"],
-                                           holder))
-                specs = agents_mod.build(cfg, host_ip, work / "agents")
-                # Subscribers first: publishers wait for all of them anyway.
-                specs.sort(key=lambda s: (not s.name.startswith("sub"), s.name))
-                agent_hosts = sorted({s.host for s in specs})
-                snmp_before = udpstats.read_snmp(net, agent_hosts)
-                monitor = fidelity.Monitor(
-                    net, agent_hosts, work / "logs",
-                    fidelity.Thresholds.from_dict(cfg.get("fidelity")),
-                    cpu=net.cpu_limits(), plane_node=_plane_node(net))
-                prog.set_phase(f"starting {len(specs)} agents")
-                out["commands"] = {s.name: {"host": s.host, "argv": s.argv} for s in specs}
-                t_start = time.monotonic()
-                wall_start = time.time()  # pcap timestamps are wall clock too
-                # Agents on another server of a cluster: their pids are that server's, so
-                # this machine's /proc cannot sample them (said in the manifest).
-                remote = {s.name for s in specs if net.is_remote(s.host)}
-                if remote:
-                    out["not_sampled"] = {
-                        "agents": sorted(remote),
-                        "what": "CPU/RSS (resources) and per-socket drops (socket_drops)",
-                        "why": "on another server of the cluster: its /proc is not read "
-                               "from here; host counters (udp, fidelity) are"}
-                for s in specs:
-                    fo = (work / "agents" / f"{s.name}.stdout").open("wb")
-                    fe = (work / "agents" / f"{s.name}.stderr").open("wb")
-                    files += [fo, fe]
-                    env = {**os.environ, **s.env} if s.env else None
-                    argv = s.argv
-                    if s.latency_file is not None and s.name in remote:
-                        where = net.output_path(s.host, s.latency_file)
-                        argv = [where if a == str(s.latency_file) else a for a in argv]
-                    p = net.popen(s.host, argv, stdout=fo, stderr=fe, env=env)
-                    procs[s.name] = p
-                    if cfg["resources"] and s.name not in remote:
-                        sampler.add(p.pid, s.name, s.host)
-                sampler.start()
-                socks = sockstats.SocketSampler({s.name: (procs[s.name].pid, s.host)
-                                                 for s in specs if s.name not in remote})
-                socks.start()
-                t_rows0 = time.monotonic()
-                deadline = t_start + (cfg["execution_time"] or 0) + timing["run_timeout"]
-                prog.set_phase("running")
-                windows = capture_windows.hook(capture_handle, procs, work / "agents", cfg,
-                                               t_start)
-                cpu = net.cpu_limits()
-                engage = None
-                if cpu is not None and cpu.deferred:
-                    out["cpu_engaged_s"] = None  # discovery never completed
-
-                    def engage() -> None:
-                        if cpu.engage():
-                            out["cpu_engaged_s"] = round(time.monotonic() - t_start, 3)
-                timed_out = self._wait(procs, deadline, prog, work / "agents",
-                                       show_discovery=cfg["agent"] != "ddsperf",
-                                       monitor=monitor, windows=windows, engage=engage)
-                out["agents_s"] = round(time.monotonic() - t_start, 3)
-                for s in specs:
-                    if s.latency_file is not None and s.name in remote:
-                        net.fetch(s.host, s.latency_file)
-                out["run_span"] = {"start": wall_start, "end": time.time(),
-                                   "s": out["agents_s"]}
-                socks.stop()
-                snmp_after = udpstats.read_snmp(net, agent_hosts)
-                out["udp"] = udpstats.delta(
-                    {h: c["Udp"] for h, c in snmp_before.items()},
-                    {h: c["Udp"] for h, c in snmp_after.items()})
-                # Host socket fan-out: socket deliveries per UDP datagram arriving at each
-                # host, and receive drops per socket by role (experiments/sockstats.py).
-                out["host_fanout"] = {h: sockstats.fanout(snmp_before[h], snmp_after[h])
-                                      for h in snmp_after if h in snmp_before}
-                netdev = ({h: c["NetDev"] for h, c in snmp_before.items()},
-                          {h: c["NetDev"] for h, c in snmp_after.items()})
-                out["socket_drops"] = socks.result()
-                drops = sum(c["RcvbufErrors"] for c in out["udp"].values())
-                if drops:
-                    recv = sum(c["InDatagrams"] for c in out["udp"].values())
-                    prog.log(f"{cfg['run_id']}: {drops} datagrams dropped at full socket "
-                             f"receive buffers ({100 * drops / max(recv + drops, 1):.2f}% of "
-                             "those that reached the hosts; manifest: udp)")
-                if timed_out:
-                    out["timed_out"] = timed_out
+                self._prepare(net, run, prog)
+                self._start_agents(net, run, prog)
+                self._await_agents(net, run, prog)
             finally:
-                if holder is not None:
-                    holder.close()
-                if monitor is not None:
-                    monitor.close_window()
-                    monitor.stop_samplers()
-                self._stop_procs(procs, net)
-                sampler.stop()
-                if socks is not None:
-                    socks.stop()
-                for f in files:
-                    f.close()
-                exit_codes = {n: p.returncode for n, p in procs.items()}
-                if capture_handle is not None:
-                    prog.set_phase("stopping captures")
-                    try:
-                        out["capture_drops"] = capture_handle.stop()
-                    except Exception as exc:
-                        out["capture_error"] = f"{type(exc).__name__}: {exc}"
-                    for point, st in (out.get("capture_drops") or {}).items():
-                        if st.get("dropped"):
-                            prog.log(f"{cfg['run_id']}: capture {point} lost {st['dropped']} of "
-                                     f"{st.get('received')} packets in the kernel; its wire "
-                                     "tables undercount (manifest: capture_drops)")
-                    if isinstance(capture_handle, capture_windows.WindowedCapture):
-                        self._record_windows(capture_handle, cfg, out, prog)
-                    else:
-                        self._record_coverage(cfg, work, out, prog)
-                with contextlib.suppress(Exception):
-                    results.atomic_write_json(work / "logs" / "multicast_state_after.json",
-                                              net.multicast_state())
-                prog.set_phase("tearing down")
+                self._stop(net, run, prog)
+        return self._summarise(run, prog)
+
+    def _prepare(self, net: Testbed, run: _RunState, prog: Progress) -> None:
+        """Before any agent: convergence, the topology's description, the multicast state
+        before, the captures, the warm-up, the agents' groups joined on their hosts, and
+        the agents' commands."""
+        from multicast import membership
+
+        cfg, work, out, timing = run.cfg, run.work, run.out, run.cfg["timing"]
+        prog.set_phase("waiting for convergence")
+        t_conv = time.monotonic()
+        net.wait_converged(timeout=timing["converge_timeout"])
+        out["convergence_s"] = round(time.monotonic() - t_conv, 3)
+        out["topology"] = net.describe()
+        with contextlib.suppress(Exception):
+            results.atomic_write_json(work / "logs" / "multicast_state_before.json",
+                                      net.multicast_state())
+        if cfg["capture"]["points"]:
+            run.capture = self._start_captures(net, cfg, work, prog)
+        if timing["warmup"]:
+            prog.set_phase(f"warm-up {timing['warmup']:g} s")
+            time.sleep(timing["warmup"])
+        host_ip = {h: net.host_ip(h) for h in set(cfg["placement"].values())}
+        # The agents' discovery group is joined on every agent host and must be in
+        # the snooping switches' tables before any agent starts (a lost report
+        # otherwise cuts hosts off SPDP for the whole run).
+        prog.set_phase("waiting for memberships")
+        holder = run.holder = membership.Holder(
+            net, membership.agent_groups(cfg, sorted(host_ip)))
+        out.update(membership.wait(net, holder.groups, timing["converge_timeout"], holder))
+        run.specs = agents_mod.build(cfg, host_ip, work / "agents")
+        # Subscribers first: publishers wait for all of them anyway.
+        run.specs.sort(key=lambda s: (not s.name.startswith("sub"), s.name))
+
+    def _start_agents(self, net: Testbed, run: _RunState, prog: Progress) -> None:
+        """The hosts' counters before, the fidelity monitor, every agent process (stdout and
+        stderr in agents/), then the CPU/RSS and socket samplers."""
+        cfg, work, out, specs = run.cfg, run.work, run.out, run.specs
+        run.agent_hosts = sorted({s.host for s in specs})
+        run.snmp_before = udpstats.read_snmp(net, run.agent_hosts)
+        run.monitor = fidelity.Monitor(
+            net, run.agent_hosts, work / "logs",
+            fidelity.Thresholds.from_dict(cfg.get("fidelity")),
+            cpu=net.cpu_limits(), plane_node=_plane_node(net))
+        prog.set_phase(f"starting {len(specs)} agents")
+        out["commands"] = {s.name: {"host": s.host, "argv": s.argv} for s in specs}
+        run.t_start = time.monotonic()
+        run.wall_start = time.time()  # pcap timestamps are wall clock too
+        # Agents on another server of a cluster: their pids are that server's, so
+        # this machine's /proc cannot sample them (said in the manifest).
+        remote = run.remote = {s.name for s in specs if net.is_remote(s.host)}
+        if remote:
+            out["not_sampled"] = {
+                "agents": sorted(remote),
+                "what": "CPU/RSS (resources) and per-socket drops (socket_drops)",
+                "why": "on another server of the cluster: its /proc is not read "
+                       "from here; host counters (udp, fidelity) are"}
+        for s in specs:
+            fo = (work / "agents" / f"{s.name}.stdout").open("wb")
+            fe = (work / "agents" / f"{s.name}.stderr").open("wb")
+            run.files += [fo, fe]
+            env = {**os.environ, **s.env} if s.env else None
+            argv = s.argv
+            if s.latency_file is not None and s.name in remote:
+                where = net.output_path(s.host, s.latency_file)
+                argv = [where if a == str(s.latency_file) else a for a in argv]
+            p = net.popen(s.host, argv, stdout=fo, stderr=fe, env=env)
+            run.procs[s.name] = p
+            if cfg["resources"] and s.name not in remote:
+                run.sampler.add(p.pid, s.name, s.host)
+        run.sampler.start()
+        socks = run.socks = sockstats.SocketSampler(
+            {s.name: (run.procs[s.name].pid, s.host) for s in specs if s.name not in remote})
+        socks.start()
+        run.t_rows0 = time.monotonic()
+
+    def _await_agents(self, net: Testbed, run: _RunState, prog: Progress) -> None:
+        """Wait for the agents until execution_time + run_timeout after their start, then
+        read what the run left: remote agents' latency files, the run's span, the hosts'
+        UDP deltas and socket fan-out, per-socket drops and the hosts' netdev counters."""
+        cfg, out, procs, t_start = run.cfg, run.out, run.procs, run.t_start
+        deadline = t_start + (cfg["execution_time"] or 0) + cfg["timing"]["run_timeout"]
+        prog.set_phase("running")
+        windows = capture_windows.hook(run.capture, procs, run.work / "agents", cfg, t_start)
+        cpu = net.cpu_limits()
+        engage = None
+        if cpu is not None and cpu.deferred:
+            out["cpu_engaged_s"] = None  # discovery never completed
+
+            def engage() -> None:
+                if cpu.engage():
+                    out["cpu_engaged_s"] = round(time.monotonic() - t_start, 3)
+        timed_out = self._wait(procs, deadline, prog, run.work / "agents",
+                               show_discovery=cfg["agent"] != "ddsperf",
+                               monitor=run.monitor, windows=windows, engage=engage)
+        out["agents_s"] = round(time.monotonic() - t_start, 3)
+        for s in run.specs:
+            if s.latency_file is not None and s.name in run.remote:
+                net.fetch(s.host, s.latency_file)
+        out["run_span"] = {"start": run.wall_start, "end": time.time(), "s": out["agents_s"]}
+        socks, snmp_before = run.socks, run.snmp_before
+        assert socks is not None  # started by _start_agents
+        socks.stop()
+        snmp_after = udpstats.read_snmp(net, run.agent_hosts)
+        out["udp"] = udpstats.delta(
+            {h: c["Udp"] for h, c in snmp_before.items()},
+            {h: c["Udp"] for h, c in snmp_after.items()})
+        # Host socket fan-out: socket deliveries per UDP datagram arriving at each
+        # host, and receive drops per socket by role (experiments/sockstats.py).
+        out["host_fanout"] = {h: sockstats.fanout(snmp_before[h], snmp_after[h])
+                              for h in snmp_after if h in snmp_before}
+        run.netdev = ({h: c["NetDev"] for h, c in snmp_before.items()},
+                      {h: c["NetDev"] for h, c in snmp_after.items()})
+        out["socket_drops"] = socks.result()
+        drops = sum(c["RcvbufErrors"] for c in out["udp"].values())
+        if drops:
+            recv = sum(c["InDatagrams"] for c in out["udp"].values())
+            prog.log(f"{cfg['run_id']}: {drops} datagrams dropped at full socket "
+                     f"receive buffers ({100 * drops / max(recv + drops, 1):.2f}% of "
+                     "those that reached the hosts; manifest: udp)")
+        if timed_out:
+            out["timed_out"] = timed_out
+
+    def _stop(self, net: Testbed, run: _RunState, prog: Progress) -> None:
+        """Undo whatever the phases got to, in this order: the memberships, the fidelity
+        monitor, the agents, the samplers, the agents' files (their exit codes taken), the
+        captures (their drops, windows or coverage recorded), then the multicast state
+        after. Only the captures' stop and the state's write are guarded: an error in
+        another step skips the steps after it."""
+        cfg, work, out = run.cfg, run.work, run.out
+        if run.holder is not None:
+            run.holder.close()
+        if run.monitor is not None:
+            run.monitor.close_window()
+            run.monitor.stop_samplers()
+        self._stop_procs(run.procs, net)
+        run.sampler.stop()
+        if run.socks is not None:
+            run.socks.stop()
+        for f in run.files:
+            f.close()
+        run.exit_codes = {n: p.returncode for n, p in run.procs.items()}
+        capture_handle = run.capture
+        if capture_handle is not None:
+            prog.set_phase("stopping captures")
+            try:
+                out["capture_drops"] = capture_handle.stop()
+            except Exception as exc:
+                out["capture_error"] = f"{type(exc).__name__}: {exc}"
+            for point, st in (out.get("capture_drops") or {}).items():
+                if st.get("dropped"):
+                    prog.log(f"{cfg['run_id']}: capture {point} lost {st['dropped']} of "
+                             f"{st.get('received')} packets in the kernel; its wire "
+                             "tables undercount (manifest: capture_drops)")
+            if isinstance(capture_handle, capture_windows.WindowedCapture):
+                self._record_windows(capture_handle, cfg, out, prog)
+            else:
+                self._record_coverage(cfg, work, out, prog)
+        with contextlib.suppress(Exception):
+            results.atomic_write_json(work / "logs" / "multicast_state_after.json",
+                                      net.multicast_state())
+        prog.set_phase("tearing down")
+
+    def _summarise(self, run: _RunState, prog: Progress) -> dict[str, Any]:
+        """After the teardown: exit codes, CPU/RSS rows, the fidelity verdict (said aloud
+        when host-bound, saturated or with warnings), failed agents' stderr tails, the
+        fan-out, QoS and same-host evidence and the throughput rows per subscriber;
+        RunFailed when agents were still running at the deadline."""
+        cfg, work, out, exit_codes = run.cfg, run.work, run.out, run.exit_codes
         out["exit_codes"] = exit_codes
-        out["resource_rows"] = sampler.rows
-        if monitor is not None:
-            out["fidelity"] = monitor.result(sampler.rows, t_rows0, cfg, work / "agents",
-                                             out.get("capture_drops"))
+        out["resource_rows"] = run.sampler.rows
+        if run.monitor is not None:
+            out["fidelity"] = run.monitor.result(run.sampler.rows, run.t_rows0, cfg,
+                                                 work / "agents", out.get("capture_drops"))
             fid = out["fidelity"]
             if fid["bound"] == "host":
                 prog.log(f"{cfg['run_id']}: HOST-BOUND, the testbed could not keep up: "
@@ -548,12 +611,13 @@ class CampaignRunner:
         out["fanout"] = self._fanout_evidence(cfg, work / "agents", exit_codes)
         out["agent_qos"] = agent_qos_evidence(cfg, work / "agents", exit_codes)
         if exit_codes:  # transports, same-host pairs, data by path
-            before, after = netdev or ({}, {})
+            before, after = run.netdev or ({}, {})
             out["same_host"] = samehost.evidence(cfg, work / "agents", before, after)
         out["throughput_rows"] = {}
         if "timed_out" in out:
             raise RunFailed(f"timeout: {', '.join(out['timed_out'][:5])} still running after "
-                            f"{cfg['execution_time']} s + run_timeout {timing['run_timeout']} s")
+                            f"{cfg['execution_time']} s + run_timeout "
+                            f"{cfg['timing']['run_timeout']} s")
         for name in cfg["placement"]:
             if name.startswith("sub") and cfg["agent"] != "ddsperf":
                 text = (work / "agents" / f"{name}.stdout").read_text(errors="replace")
