@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.scenario import Scenario, ScenarioError
+from experiments.schema import Scenario, ScenarioError
 
 # 10,000 runs of a minute each are a week of machine time; each run's configuration (with
 # its placement) is held in memory and in campaign.json.

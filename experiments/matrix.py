@@ -21,13 +21,13 @@ The same-host transport axis (``[matrix] same_host``) too:
 ``[matrix] design = "one-at-a-time"`` keeps only the runs that change at most one of the
 named axes from its first value (the baseline): an ablation of each factor alone. The one
 exception: "shm" where the baseline agent has no shared memory is switched together with
-the implementation (:func:`experiments.scenario.shm_agent`), and paired in the ablation
+the implementation (:func:`experiments.schema.shm_agent`), and paired in the ablation
 with that implementation's "udp" runs.
 
 Run ids are directory names and the key of resume, so they must name one run each. Names
 chosen by the user (topology variants, placements) may contain "-", the separator, so two
 cells could be named alike (variants ``a`` and ``a-b``, placements ``b-c`` and ``c``): the
-expander raises :class:`~experiments.scenario.ScenarioError` naming both cells rather than
+expander raises :class:`~experiments.schema.ScenarioError` naming both cells rather than
 keep one and drop the other. The run count is known before expanding
 (:func:`run_count`, from the axes' lengths), so a matrix too large to expand is refused
 with its count before it is (experiments/bounds.py).
@@ -39,7 +39,7 @@ import itertools
 from typing import Any
 
 from experiments import placement as placement_mod
-from experiments.scenario import SHM_MISSING, Scenario, ScenarioError, shm_agent
+from experiments.schema import SHM_MISSING, Scenario, ScenarioError, shm_agent
 
 # A run directory is renamed from ".<run id>.partial": that name must fit the file
 # system's 255-byte limit (NAME_MAX).

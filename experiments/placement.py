@@ -1,6 +1,6 @@
 """Where each agent process runs: even round-robin over hosts, or explicit host lists.
 
->>> from experiments.scenario import Placement
+>>> from experiments.schema import Placement
 >>> place(Placement(), ["h1", "h2"], 1, 2)
 {'pub0': 'h1', 'sub0': 'h2', 'sub1': 'h1'}
 """
@@ -11,7 +11,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from experiments.scenario import Placement, Scenario
+    from experiments.schema import Placement, Scenario
 
 
 def proc_names(publishers: int, subscribers: int) -> list[str]:
