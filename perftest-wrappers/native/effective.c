@@ -183,7 +183,7 @@ static void reader_lines(dds_entity_t rd, const char *trace)
          "no per-writer limit in Cyclone: max_samples bounds every writer's samples, as it does "
          "in Perftest, whose per-writer limit equals it");
   ms_qos("reader.max_samples_per_read", "256",
-         "the listener repeats dds_take of 256 samples until the reader is empty");
+         "the listener repeats dds_takecdr of 256 samples until the reader is empty");
 }
 
 void pt_report_qos(const pt_options_t *o, dds_entity_t entity)

@@ -343,9 +343,19 @@ bool ms_pace_next(ms_pace_t *p, uint64_t seq)
 
 ms_sample_t ms_sample_plan(uint64_t seq, uint64_t pings)
 {
+  /* The multiple of latencyCount last computed: a sequence number after it and before the
+     next one is no ping, without a 64-bit division for every sample (the publisher's loop). */
+  static uint64_t ping_base = UINT64_MAX, ping_count;
+  const uint64_t lc = (uint64_t)o->latency_count;
   ms_sample_t s;
   s.key = o->keyed ? (int32_t)(seq % (uint64_t)o->instances) : 0;
-  s.ping = o->pid == 0 && (seq % (uint64_t)o->latency_count) == 0;
+  if (o->pid != 0) s.ping = false;
+  else if (lc == ping_count && seq > ping_base && seq - ping_base < lc) s.ping = false;
+  else {
+    ping_count = lc;
+    ping_base = seq - seq % lc;
+    s.ping = ping_base == seq;
+  }
   s.ping_to = s.ping ? (int32_t)(pings % (uint64_t)o->num_subs) : -1;
   return s;
 }
@@ -656,13 +666,19 @@ bool ms_sub_sample(ms_batch_t *b, int32_t pub_id, int32_t latency_ping, uint32_t
 
 void ms_sub_end(ms_batch_t *b)
 {
+  /* Written only here, under sub.m, and read lock-free by the reporting loop: plain loads
+     and release stores suffice (no locked read-modify-write per listener call). */
   if (b->got) {
-    int64_t zero = 0;
-    atomic_compare_exchange_strong(&sub.first_ns, &zero, b->t);
-    sub.last_ns = b->t;
-    sub.received += b->got;
+    if (atomic_load_explicit(&sub.first_ns, memory_order_relaxed) == 0)
+      atomic_store_explicit(&sub.first_ns, b->t, memory_order_release);
+    atomic_store_explicit(&sub.last_ns, b->t, memory_order_release);
+    atomic_store_explicit(&sub.received,
+                          atomic_load_explicit(&sub.received, memory_order_relaxed) + b->got,
+                          memory_order_release);
   }
-  if (b->lost) sub.lost += b->lost;
+  if (b->lost)
+    atomic_store_explicit(&sub.lost, atomic_load_explicit(&sub.lost, memory_order_relaxed) + b->lost,
+                          memory_order_release);
   /* Last: ms_sub_begin then waits for a running listener call to count its samples. */
   pthread_mutex_unlock(&sub.m);
 }

@@ -1,8 +1,9 @@
 /* Unit checks of measure.c's handling of TestData_t's fields (tests/agents/test_measure_unit.py
    runs the Release and the ASan build): the 32-bit sequence number unwrapped by serial
    arithmetic across 2^32, the loss accounting of a subscriber whose publisher crosses 2^32
-   (gaps and the FINISHED tail), the timestamp split and the key octets. Prints one line per
-   failed check and exits 1, or "measure_test: N checks passed" and exits 0. */
+   (gaps and the FINISHED tail), publisher 0's ping plan, the timestamp split and the key
+   octets. Prints one line per failed check and exits 1, or "measure_test: N checks passed"
+   and exits 0. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,9 +101,43 @@ static void fields(void)
   CHECK_EQ("key octet 3", k[3], 1);
 }
 
+/* Publisher 0's plan: every latencyCount-th sample a ping (the first included), addressed
+   round robin; checked against the definition for a run in order and for numbers out of
+   order (ms_sample_plan remembers the last multiple of latencyCount it computed). */
+static void sample_plan(void)
+{
+  static pt_options_t o;
+  memset(&o, 0, sizeof o);
+  o.pub = true;
+  o.pid = 0;
+  o.num_subs = 3;
+  o.latency_count = 7;
+  ms_init(&o);
+  uint64_t bad = 0, pings = 0;
+  for (uint64_t seq = 0; seq < 10000; seq++) {
+    ms_sample_t p = ms_sample_plan(seq, pings);
+    bool want = seq % 7 == 0;
+    if (p.ping != want || p.ping_to != (want ? (int32_t)(pings % 3) : -1)) bad++;
+    if (p.ping) pings++;
+  }
+  CHECK_EQ("pings of a run in order", bad, 0);
+  CHECK_EQ("pings in 10000 samples", pings, 1429);
+  const uint64_t jumps[] = {70, 69, 71, 0, 6, 7, 8, 13, 14, 3 * TWO32, 3 * TWO32 + 1, 700, 699, 5};
+  bad = 0;
+  for (size_t i = 0; i < sizeof jumps / sizeof jumps[0]; i++)
+    if (ms_sample_plan(jumps[i], 0).ping != (jumps[i] % 7 == 0)) bad++;
+  CHECK_EQ("pings out of order", bad, 0);
+  o.latency_count = 5; /* another test's options: the remembered multiple is not reused */
+  CHECK_EQ("latencyCount 5: 10 is a ping", ms_sample_plan(10, 0).ping, 1);
+  CHECK_EQ("latencyCount 5: 15 is a ping", ms_sample_plan(15, 0).ping, 1);
+  o.pid = 1;
+  CHECK_EQ("publisher 1 sends no pings", ms_sample_plan(0, 0).ping, 0);
+}
+
 int main(void)
 {
   unwrap();
+  sample_plan();
   subscriber_across_2_32();
   fields();
   if (failed) {
