@@ -27,14 +27,23 @@ MAY_IMPORT = {
 TOP = {"mcastlab/cli.py"}  # the command line sits on every layer
 
 
-def _imports(node: ast.AST, pkg: str) -> list[tuple[str, list[str], list[str]]]:
-    """[(imported module, names taken from it, names bound here)]."""
+def _imports(node: ast.AST, here: str) -> list[tuple[str, list[str], list[str]]]:
+    """[(imported module, names taken from it, names bound here)]; `here` is the package
+    the importing module is in, against which a relative import is resolved."""
     if isinstance(node, ast.Import):
         return [(a.name, [], [a.asname or a.name.split(".")[0]]) for a in node.names]
     if isinstance(node, ast.ImportFrom):
-        mod = node.module or "" if node.level == 0 else f"{pkg}.{node.module or ''}"
+        mod = node.module or ""
+        if node.level:
+            up = here.rsplit(".", node.level - 1)[0] if node.level > 1 else here
+            mod = f"{up}.{mod}".rstrip(".")
         return [(mod, [a.name for a in node.names], [a.asname or a.name for a in node.names])]
     return []
+
+
+def _package_of(f: Path, root: Path) -> str:
+    """The dotted package a source file is in (for a package's __init__.py, that package)."""
+    return ".".join(f.relative_to(root).parent.parts)
 
 
 def _is_net(e: ast.expr) -> bool:
@@ -59,18 +68,12 @@ def _module_edges(root: Path) -> dict[str, set[str]]:
 
     edges: dict[str, set[str]] = {}
     for mod, f in files.items():
-        here = mod if f.name == "__init__.py" else mod.rpartition(".")[0]
         targets: set[str] = set()
         for n in ast.walk(ast.parse(f.read_text())):
-            if isinstance(n, ast.Import):
-                targets.update(known(a.name) for a in n.names)
-            elif isinstance(n, ast.ImportFrom):
-                base = n.module or ""
-                if n.level:
-                    up = here.rsplit(".", n.level - 1)[0] if n.level > 1 else here
-                    base = f"{up}.{base}".rstrip(".")
-                subs = [f"{base}.{a.name}" for a in n.names]
-                targets.update(known(t) if t in files else known(base) for t in subs)
+            for imported, names, _bound in _imports(n, _package_of(f, root)):
+                subs = [f"{imported}.{x}" for x in names]
+                targets.update(known(t) if t in files else known(imported)
+                               for t in subs or [imported])
         edges[mod] = targets - {"", mod}
     return edges
 
@@ -106,7 +109,7 @@ def problems(root: Path = ROOT) -> list[str]:
             rel, tree = f.relative_to(root).as_posix(), ast.parse(f.read_text())
             foreign: set[str] = set()  # names bound to another package's modules
             for n in ast.walk(tree):
-                for mod, names, bound in _imports(n, pkg):
+                for mod, names, bound in _imports(n, _package_of(f, root)):
                     top = mod.split(".")[0]
                     if top not in MAY_IMPORT or top == pkg:
                         continue
