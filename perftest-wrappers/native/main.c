@@ -694,6 +694,7 @@ int main(int argc, char **argv)
   create_participant();
   int rc = opt.pub ? run_publisher() : run_subscriber();
   ms_exit_if_large(rc); /* a large test leaves here, without DDS teardown (measure.c) */
+  ms_exit_if_stopped(rc); /* so does one stopped by a signal */
   dds_delete(dp);
   ms_print_exit(rc);
   return rc;

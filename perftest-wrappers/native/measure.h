@@ -68,6 +68,9 @@ void ms_print_multicast(void); /* the -multicast groups line, when -multicast */
 /* After the run: flushes stdout; in a large test prints the exit line and _exits (no DDS
    teardown: peers drop this participant by its lease). */
 void ms_exit_if_large(int rc);
+/* After a run that SIGTERM or SIGINT stopped: prints the exit line and _exits (no DDS
+   teardown, which can wait on peers still sending). The Cyclone agent calls it. */
+void ms_exit_if_stopped(int rc);
 void ms_print_exit(int rc); /* "<role> <id>: exit <rc> after <s> s" */
 
 /* ---- effective QoS ------------------------------------------------------------------ */
