@@ -152,19 +152,25 @@ void ms_print_multicast(void)
             o->mcast_addr[0], o->mcast_addr[1], o->mcast_addr[2]);
 }
 
+/* Prints the exit line with why the DDS teardown is skipped, and leaves. */
+static void exit_without_teardown(int rc, const char *why)
+{
+  fflush(stdout);
+  fprintf(stderr, "%s %d: exit %d after %.2f s (%s: DDS teardown skipped)\n", ms_role(), ms_id(),
+          rc, ms_since_start(), why);
+  fflush(stderr);
+  _exit(rc);
+}
+
 void ms_exit_if_large(int rc)
 {
   fflush(stdout);
-  if (!pt_large_test(o)) return;
   /* Large test: the results are printed and the FINISHED exchange is over, so leave
      without the middleware's orderly teardown. With 150 processes on 2 cores Cyclone's
      dds_delete took 2.5-5 s per process (measured: writer linger, disposes to every peer,
      thread joins, all waiting for a CPU), only to tell peers that are leaving too; they
      drop this participant by its lease. Small tests delete the participant as usual. */
-  fprintf(stderr, "%s %d: exit %d after %.2f s (large test: DDS teardown skipped)\n", ms_role(),
-          ms_id(), rc, ms_since_start());
-  fflush(stderr);
-  _exit(rc);
+  if (pt_large_test(o)) exit_without_teardown(rc, "large test");
 }
 
 void ms_exit_if_stopped(int rc)
@@ -173,12 +179,7 @@ void ms_exit_if_stopped(int rc)
      wait on peers that are still sending (a native subscriber stopped while an unpaced
      publisher kept writing to it: dds_delete had not returned 10 s later in 3 of 12
      tries), and a signal means "stop now": leave as a large test does. */
-  if (!ms_stop) return;
-  fflush(stdout);
-  fprintf(stderr, "%s %d: exit %d after %.2f s (stopped by a signal: DDS teardown skipped)\n",
-          ms_role(), ms_id(), rc, ms_since_start());
-  fflush(stderr);
-  _exit(rc);
+  if (ms_stop) exit_without_teardown(rc, "stopped by a signal");
 }
 
 void ms_print_exit(int rc)
