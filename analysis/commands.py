@@ -1,4 +1,5 @@
-"""`mcastlab report RESULTS [--out DIR]`: figures, tables and the report of a campaign;
+"""`mcastlab report RESULTS... [--out DIR]`: figures, tables and the report of a campaign
+(or of several campaigns of one configuration, pooled);
 `mcastlab compare RESULTS RESULTS...`: the verdicts of independent campaigns side by side."""
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Compare unicast and multicast for every participant count of a campaign "
         "and write figures (PDF, PNG), tables (CSV, Markdown, LaTeX) and report.md.",
     )
-    p.add_argument("results", type=Path, help="campaign directory (results/<campaign>)")
+    p.add_argument("results", type=Path, nargs="+",
+                   help="campaign directory (results/<campaign>); several campaigns of one "
+                   "configuration are pooled (their runs analysed together; needs --out)")
     p.add_argument("--out", type=Path, default=None,
                    help="output directory (default: RESULTS/report)")
     p.add_argument("--alpha", type=float, default=0.05,
@@ -63,7 +66,7 @@ def run_report(args: argparse.Namespace) -> int:
     from analysis.report import generate
 
     try:
-        res = generate(args.results, args.out, n_boot=args.bootstrap, alpha=args.alpha,
+        res = generate(list(args.results), args.out, n_boot=args.bootstrap, alpha=args.alpha,
                        margin=args.margin)
     except ResultsError as exc:
         print(f"mcastlab report: {exc}", file=sys.stderr)

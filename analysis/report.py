@@ -13,7 +13,8 @@ import pandas as pd
 from analysis import modes, stats, views
 from analysis.analyse import MODES, Analysis, Pair, analyse
 from analysis.figures import all_figures, view_figures
-from analysis.load import load_campaign
+from analysis.load import ResultsError, load_campaign
+from analysis.pool import pool
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
 from analysis.verdicts import window_notes
 
@@ -189,7 +190,7 @@ def coverage_notes(runs: pd.DataFrame) -> str:
             "the part captured; manifest `capture_coverage`):\n\n" + "\n".join(lines) + "\n")
 
 
-def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
+def write_report(analysis: Analysis, out_dir: Path, *, pooled_note: str = "") -> ReportResult:
     start = time.perf_counter()
     fig_dir, tab_dir = out_dir / "figures", out_dir / "tables"
     camp = analysis.campaign
@@ -208,6 +209,13 @@ def write_report(analysis: Analysis, out_dir: Path) -> ReportResult:
         + (f" · {len(camp.throughput):,} subscriber-seconds" if len(camp.throughput) else "")
         + "\n",
     ]
+    if camp.sources:
+        md.append(f"**Pooled from {len(camp.sources)} campaigns** of one configuration "
+                  "(runs are the unit: their runs are more runs of one experiment; run ids "
+                  "`k/…` name the k-th): "
+                  + "; ".join(f"{k}. `{p}` ({n} runs)"
+                              for k, (p, n) in enumerate(camp.sources, start=1)) + ". "
+                  + pooled_note)
     md += views.question(design)
     md.append(fidelity_summary(analysis))
     if camp.skipped:
@@ -460,14 +468,44 @@ def _paper_inputs(analysis: Analysis, tables: dict, tab_dir: Path) -> list[Path]
     return out
 
 
-def generate(results: str | Path, out_dir: str | Path | None = None, *,
+def generate(results: str | Path | list[str | Path], out_dir: str | Path | None = None, *,
              n_boot: int = stats.N_BOOT, alpha: float = stats.ALPHA,
              margin: float = modes.EQUIVALENCE_MARGIN) -> ReportResult:
-    """Load ``results``, analyse it, and write figures, tables and report.md."""
-    campaign = load_campaign(results)
-    out = Path(out_dir) if out_dir is not None else Path(results) / "report"
+    """Load ``results`` (a campaign directory, or several of one configuration to pool),
+    analyse it, and write figures, tables and report.md."""
+    paths = [Path(p) for p in results] if isinstance(results, list) else [Path(results)]
+    pooled_note = ""
+    if len(paths) > 1:
+        if out_dir is None:
+            raise ResultsError("pooling several campaigns needs an output directory (--out)")
+        campaign = pool(paths)
+        pooled_note = agreement_note(paths, n_boot=n_boot, alpha=alpha, margin=margin)
+    else:
+        campaign = load_campaign(paths[0])
+    out = Path(out_dir) if out_dir is not None else paths[0] / "report"
     analysis = analyse(campaign, n_boot=n_boot, alpha=alpha, margin=margin)
-    return write_report(analysis, out)
+    return write_report(analysis, out, pooled_note=pooled_note)
+
+
+def agreement_note(paths: list[Path], *, n_boot: int, alpha: float, margin: float) -> str:
+    """A pooled report's second paragraph: the campaigns' own verdicts, cell by cell, as
+    `mcastlab compare` gives them: pooling is sound only where they do not contradict."""
+    from analysis.compare import CONTRADICT, compare, summary_counts
+
+    _, cells = compare(paths, n_boot=n_boot, alpha=alpha, margin=margin)
+    counts = summary_counts(cells)
+    text = ("Each campaign analysed alone (as `mcastlab compare` does): "
+            + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".")
+    bad = [f"{c.participants} {c.metric} ({', '.join(c.outcomes)})" for c in cells
+           if c.agreement == CONTRADICT]
+    if bad:
+        text += (f" **The campaigns contradict each other in {len(bad)} cell(s)**: "
+                 + "; ".join(bad) + ". Something differed between them beyond the "
+                 "configuration (the machine, its load); the pooled verdicts there are not "
+                 "those of one experiment.")
+    else:
+        text += " No cell is contradicted, so the runs are pooled as runs of one experiment."
+    return text + "\n"
 
 
 SIZE_METHOD = """\
