@@ -164,7 +164,9 @@ def repetitions_summary(analysis: Analysis) -> str:
     if tested or single:
         text += (f" For verdicts on every network-bound cell, run ≥ "
                  f"{modes.runs_needed(analysis.verdicts)} repetitions per mode "
-                 "(`repetitions`, `repetitions_by_count`).")
+                 "(`repetitions`, `repetitions_by_count`), or add the runs of further "
+                 "campaigns of this configuration: `mcastlab report A B … --out DIR` "
+                 "pools them.")
     return text
 
 
