@@ -427,7 +427,10 @@ def summary_dict(analysis: Analysis) -> dict:
     cells = implementations(analysis)
     abl = ablation_cells(analysis)
     return {"campaign": analysis.campaign.name, "agents": analysis.agents,
-            "runs": len(analysis.campaign.runs), "verdicts": verdicts,
+            "runs": len(analysis.campaign.runs),
+            "pooled_from": [{"results": str(p), "runs": n}
+                            for p, n in analysis.campaign.sources],
+            "verdicts": verdicts,
             "implementations": [c.as_dict() for c in cells],
             "ablations": [c.as_dict() for c in abl],
             "ablation_paragraphs": ablation.paragraphs(abl)}

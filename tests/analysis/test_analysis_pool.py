@@ -76,6 +76,7 @@ def test_report_of_pooled_campaigns(campaigns: list[Path], tmp_path: Path,
     assert main(["report", *map(str, campaigns), "--out", str(out), "--bootstrap", "99",
                  "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
+    assert [c["runs"] for c in data["pooled_from"]] == [8, 8, 8]
     verdict = next(v for v in data["verdicts"]
                    if v["participants"] == "10×10" and v["metric"] == "latency")
     assert verdict["verdict"] == "multicast better"
