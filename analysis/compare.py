@@ -44,7 +44,7 @@ from typing import Any
 
 from analysis import modes
 from analysis.analyse import METRICS, analyse
-from analysis.load import ResultsError, load_campaign
+from analysis.load import Campaign, ResultsError, load_campaign
 
 AGREE = "agree"
 UNDECIDED = "all undecided"
@@ -133,9 +133,16 @@ def compare(paths: list[str | Path], *, n_boot: int = 499, alpha: float = 0.05,
     """(campaign labels, one Cell per (group, count, metric)) over campaigns of one scenario."""
     if len(paths) < 2:
         raise ResultsError("compare needs at least two campaign directories")
-    analyses = []
-    for p in paths:
-        analyses.append(analyse(load_campaign(p), n_boot=n_boot, alpha=alpha, margin=margin))
+    return compare_campaigns([load_campaign(p) for p in paths], n_boot=n_boot, alpha=alpha,
+                             margin=margin)
+
+
+def compare_campaigns(campaigns: list[Campaign], *, n_boot: int = 499, alpha: float = 0.05,
+                      margin: float = modes.EQUIVALENCE_MARGIN
+                      ) -> tuple[list[str], list[Cell]]:
+    """:func:`compare` of campaigns already loaded."""
+    paths = [c.path for c in campaigns]
+    analyses = [analyse(c, n_boot=n_boot, alpha=alpha, margin=margin) for c in campaigns]
     names = [a.campaign.name for a in analyses]
     if len(set(names)) != 1:
         listing = ", ".join(f"{p} ({n})" for p, n in zip(paths, names, strict=True))

@@ -64,6 +64,7 @@ class Campaign:
         default_factory=lambda: pd.DataFrame(columns=list(RESOURCES_COLUMNS)))
     # (directory, complete runs) of each campaign when several are pooled (analysis/pool.py)
     sources: list[tuple[Path, int]] = field(default_factory=list)
+    pooled: list[Campaign] = field(default_factory=list)  # the campaigns pooled, as loaded
 
     def latency_of(self, run_id: str) -> np.ndarray:
         """Publisher 0's latency samples of one run, in order (µs)."""

@@ -75,7 +75,11 @@ def pool(paths: list[str | Path]) -> Campaign:
     stays traceable to its directory (column ``dir``)."""
     if len(paths) < 2:
         raise ResultsError("pooling needs at least two campaign directories")
-    campaigns = [load_campaign(p) for p in paths]
+    return pool_campaigns([load_campaign(p) for p in paths])
+
+
+def pool_campaigns(campaigns: list[Campaign]) -> Campaign:
+    """:func:`pool` of campaigns already loaded (:attr:`Campaign.pooled` keeps them)."""
     check_poolable(campaigns)
     runs, lat, thr, res, skipped = [], [], [], [], []
     for k, camp in enumerate(campaigns, start=1):
@@ -114,4 +118,5 @@ def pool(paths: list[str | Path]) -> Campaign:
         skipped=skipped,
         resources=(pd.concat(res, ignore_index=True) if res else first.resources),
         sources=[(c.path, len(c.runs)) for c in campaigns],
+        pooled=campaigns,
     )

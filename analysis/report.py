@@ -13,7 +13,7 @@ import pandas as pd
 from analysis import modes, stats, views
 from analysis.analyse import MODES, Analysis, Pair, analyse
 from analysis.figures import all_figures, view_figures
-from analysis.load import ResultsError, load_campaign
+from analysis.load import Campaign, ResultsError, load_campaign
 from analysis.pool import pool
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
 from analysis.verdicts import window_notes
@@ -484,7 +484,8 @@ def generate(results: str | Path | list[str | Path], out_dir: str | Path | None 
         if out_dir is None:
             raise ResultsError("pooling several campaigns needs an output directory (--out)")
         campaign = pool(paths)
-        pooled_note = agreement_note(paths, n_boot=n_boot, alpha=alpha, margin=margin)
+        pooled_note = agreement_note(campaign.pooled, n_boot=n_boot, alpha=alpha,
+                                     margin=margin)
     else:
         campaign = load_campaign(paths[0])
     out = Path(out_dir) if out_dir is not None else paths[0] / "report"
@@ -492,12 +493,13 @@ def generate(results: str | Path | list[str | Path], out_dir: str | Path | None 
     return write_report(analysis, out, pooled_note=pooled_note)
 
 
-def agreement_note(paths: list[Path], *, n_boot: int, alpha: float, margin: float) -> str:
+def agreement_note(campaigns: list[Campaign], *, n_boot: int, alpha: float,
+                   margin: float) -> str:
     """A pooled report's second paragraph: the campaigns' own verdicts, cell by cell, as
     `mcastlab compare` gives them: pooling is sound only where they do not contradict."""
-    from analysis.compare import CONTRADICT, compare, summary_counts
+    from analysis.compare import CONTRADICT, compare_campaigns, summary_counts
 
-    _, cells = compare(paths, n_boot=n_boot, alpha=alpha, margin=margin)
+    _, cells = compare_campaigns(campaigns, n_boot=n_boot, alpha=alpha, margin=margin)
     counts = summary_counts(cells)
     text = ("Each campaign analysed alone (as `mcastlab compare` does): "
             + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".")
