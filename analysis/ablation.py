@@ -47,6 +47,7 @@ import pandas as pd
 from analysis import modes
 from analysis.analyse import METRICS, Analysis, Pair
 from analysis.compare import _num, outcome
+from analysis.verdicts import fidelity_cell
 
 # (column of the runs table, the factor's name, the mechanism it tests; for topology
 # variants it depends on the parameters they change: _topology_mechanism)
@@ -110,6 +111,8 @@ class AblationCell:
     difference: modes.EffectDifference | None = None
     reasons: list[str] = field(default_factory=list)  # why testbed-bound
     changed_params: set[str] = field(default_factory=set)  # topology variants: what differs
+    # each side's fidelity as the verdict table words it (verdicts.fidelity_cell)
+    sides: tuple[str, str] = ("network-bound", "network-bound")
 
     @property
     def effect(self) -> str:
@@ -117,10 +120,14 @@ class AblationCell:
 
     @property
     def fidelity(self) -> str:
-        """network-bound, or which side is testbed-bound (a host-bound run there)."""
+        """Which side is testbed-bound (a host-bound run there); otherwise both sides'
+        fidelity: network-bound, or faithful with saturated hosts (fixed-capacity hosts)."""
         bound = [side for side, o in zip(("baseline", "switched"), self.outcomes, strict=True)
                  if o == "testbed"]
-        return f"testbed-bound ({' and '.join(bound)})" if bound else "network-bound"
+        if bound:
+            return f"testbed-bound ({' and '.join(bound)})"
+        off, on = self.sides
+        return off if off == on else f"baseline {off}; switched {on}"
 
     @property
     def switch(self) -> str:
@@ -222,7 +229,8 @@ def ablations(analysis: Analysis, alpha: float | None = None) -> list[AblationCe
                     p_on.label, metric, (p_off.group, p_on.group), outs,
                     (v_off.change[0] if v_off else math.nan,
                      v_on.change[0] if v_on else math.nan),
-                    (v_off, v_on), diff, why, _changed_params(runs, p_off, p_on)))
+                    (v_off, v_on), diff, why, _changed_params(runs, p_off, p_on),
+                    (fidelity_cell(p_off), fidelity_cell(p_on))))
     tested = [c.difference for c in cells if c.difference is not None]
     for d, adj in zip(tested, modes.holm([d.p for d in tested]), strict=True):
         d.p_adj, d.family = adj, len(tested)
@@ -356,6 +364,7 @@ def _largest_interaction(cells: list[AblationCell]) -> str:
 
 _ROUTE_PARAMS = {"snooping", "querier", "mrouting", "spt", "rp", "rp_router", "shape",
                  "routers", "igmp_version", "switch"}
+_CPU_PARAMS = {"cpu", "cpu_period_us", "cpu_pin"}
 
 
 def _topology_mechanism(changed: set[str]) -> str:
@@ -364,6 +373,9 @@ def _topology_mechanism(changed: set[str]) -> str:
         return "participants per host (H-fanout)"
     if changed and changed <= _ROUTE_PARAMS:
         return f"the network's multicast handling (H-route: {', '.join(sorted(changed))})"
+    if changed and changed <= _CPU_PARAMS:
+        # a cpu sweep: a conclusion that holds at both scales does not hang on the scale
+        return f"the hosts' capacity (the scale: {', '.join(sorted(changed))})"
     return f"the topology ({', '.join(sorted(changed)) or 'no parameter changed'})"
 
 

@@ -206,7 +206,9 @@ def write_report(analysis: Analysis, out_dir: Path, *, pooled_note: str = "") ->
     n_lat = len(camp.latency)
     md: list[str] = [
         f"# mcastlab report: {camp.name}\n",
-        f"Results: `{camp.path}`" + (f" · scenario `{camp.scenario}`" if camp.scenario else ""),
+        (f"Results: {len(camp.sources)} campaigns pooled (below)" if camp.sources
+         else f"Results: `{camp.path}`")
+        + (f" · scenario `{camp.scenario}`" if camp.scenario else ""),
         f" · {len(camp.runs)} complete runs · {n_lat:,} latency samples"
         + (f" · {len(camp.throughput):,} subscriber-seconds" if len(camp.throughput) else "")
         + "\n",

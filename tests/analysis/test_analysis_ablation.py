@@ -220,6 +220,8 @@ def test_one_level_campaign_has_no_ablation(tmp_path: Path) -> None:
     ({"snooping", "querier"}, "the network's multicast handling (H-route: querier, snooping)"),
     ({"spt"}, "the network's multicast handling (H-route: spt)"),
     ({"hosts", "snooping"}, "the topology (hosts, snooping)"),
+    ({"cpu"}, "the hosts' capacity (the scale: cpu)"),
+    ({"cpu", "snooping"}, "the topology (cpu, snooping)"),
 ])
 def test_topology_variant_mechanism(changed: set[str], words: str) -> None:
     assert ablation._topology_mechanism(changed) == words
@@ -247,3 +249,17 @@ def test_paragraph_keeps_the_baseline_penalty_when_every_switch_is_testbed_bound
     assert "switching a: kernel → a makes unicast better" in para
     para = ablation._paragraph("50×50", [_abl_cell("a", ("undecided", "undecided"))])
     assert "the baseline does not decide between the modes (multicast +40%" in para
+
+
+def test_cell_fidelity_names_saturated_hosts_on_each_side() -> None:
+    """On fixed-capacity hosts the cells are faithful with saturated hosts, not
+    'network-bound'; a host-bound side still makes the cell testbed-bound."""
+    sat = "faithful, hosts saturated (4 of 4 runs)"
+    cell = _abl_cell("a", ("unicast", "equal"))
+    cell.sides = (sat, sat)
+    assert cell.fidelity == sat
+    cell.sides = (sat, "network-bound")
+    assert cell.fidelity == f"baseline {sat}; switched network-bound"
+    bound = _abl_cell("a", ("unicast", "testbed"))
+    bound.sides = (sat, "testbed-bound (1 of 4 runs host-bound)")
+    assert bound.fidelity == "testbed-bound (switched)"

@@ -82,6 +82,7 @@ def test_report_of_pooled_campaigns(campaigns: list[Path], tmp_path: Path,
     assert verdict["verdict"] == "multicast better"
     text = (out / "report.md").read_text()
     assert "**Pooled from 3 campaigns**" in text and "(8 runs)" in text
+    assert "Results: 3 campaigns pooled (below)" in text  # not the first one's path alone
     assert "No cell is contradicted" in text
 
 

@@ -118,6 +118,41 @@ def test_seed003_impl_is_the_study_matrix_per_implementation() -> None:
     assert {r["repetition"] for r in qruns} == {1, 2}
 
 
+def test_seed003_explain_scaled_switches_one_factor_on_the_scaled_hosts() -> None:
+    """The explanation in the study's regime: the baseline is seed003-scaled's hosts
+    (4 x 0.4 core, pinned, from the measurement on), unpaced; each group switches one
+    factor, and the cpu sweep changes nothing but the hosts' capacity."""
+    scaled, sspecs = validate(paths.EXPERIMENTS_DIR / "seed003-scaled.toml",
+                              check_machine=False)
+    base_params = json.loads(json.dumps(matrix.expand(scaled, _hosts(scaled, sspecs))[0][
+        "topology_params"]))
+    path = paths.EXPERIMENTS_DIR / "seed003-explain-scaled.toml"
+    sc, specs = validate(path, check_machine=False, quick=True)
+    runs = matrix.expand(sc, _hosts(sc, specs))
+    groups = {r["group"]: r for r in runs}
+    assert set(groups) == {
+        "lan-rel-100B-vm4-fanout-kernel",  # the baseline
+        "lan-rel-100B-flood-fanout-kernel", "lan-rel-100B-cpu025-fanout-kernel",
+        "lan-rel-100B-vm4-fanout-joined-only", "lan-be-100B-vm4-fanout-kernel"}
+    for group, r in groups.items():
+        params = r["topology_params"]
+        if "cpu025" in group:
+            assert params == {**base_params, "cpu": 0.25}
+        elif "flood" in group:
+            assert params == {**base_params, "snooping": False, "querier": False}
+        else:
+            assert params == base_params
+    assert {r["pub_rate"] for r in runs} == {0}
+    # both counts where the study found its penalty, both modes, >= 2 runs per mode
+    reps = {}
+    for r in runs:
+        key = (r["group"], r["publishers"], r["mode"])
+        reps[key] = max(reps.get(key, 0), r["repetition"])
+    assert {(n, m) for _, n, m in reps} == {(n, m) for n in (50, 75)
+                                            for m in ("unicast", "multicast")}
+    assert set(reps.values()) == {2} and len(runs) == 40
+
+
 def test_seed003_paced_is_the_study_matrix_paced() -> None:
     path = paths.EXPERIMENTS_DIR / "seed003-paced.toml"
     sc, specs = validate(path, check_machine=False)
