@@ -148,6 +148,10 @@ def load_campaign(path: str | Path) -> Campaign:
     skipped: list[tuple[str, str]] = []
     for run_id, run_dir in _run_dirs(root, index):
         manifest_path = run_dir / "manifest.json"
+        if not run_dir.exists():
+            # in the campaign's matrix but never started (e.g. `mcastlab run --only`)
+            skipped.append((run_id, "not run"))
+            continue
         if not manifest_path.exists():
             skipped.append((run_id, "no manifest.json (run incomplete)"))
             continue

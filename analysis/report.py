@@ -223,7 +223,7 @@ def write_report(analysis: Analysis, out_dir: Path, *, pooled_note: str = "") ->
     md += views.question(design)
     md.append(fidelity_summary(analysis))
     if camp.skipped:
-        md.append("**Runs not analysed** (incomplete or failed): "
+        md.append("**Runs not analysed** (not run, incomplete or failed): "
                   + "; ".join(f"`{r}` ({why})" for r, why in camp.skipped) + "\n")
     if any(p.complete for p in analysis.pairs):  # the modes are compared somewhere
         family = max((v.family for v in analysis.verdicts), default=0)

@@ -54,6 +54,21 @@ def test_incomplete_runs_are_skipped_with_reason(small: Path):
     assert (rid, "manifest status 'incomplete'") in c.skipped
 
 
+def test_runs_never_started_are_told_from_interrupted_ones(small: Path):
+    """A run of the campaign's matrix with no directory was never started (a campaign run
+    with --only, or stopped before it); one with a directory but no manifest was cut off."""
+    import shutil
+
+    assert (small / "campaign.json").exists()
+    never, cut = "lan-rel-100B-1x1-multicast-r0", "lan-rel-100B-3x3-multicast-r0"
+    shutil.rmtree(small / never)
+    (small / cut / "manifest.json").unlink()
+    c = load_campaign(small)
+    assert (never, "not run") in c.skipped
+    assert (cut, "no manifest.json (run incomplete)") in c.skipped
+    assert not {never, cut} & set(c.runs["run_id"])
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
