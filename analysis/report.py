@@ -386,8 +386,9 @@ def ablation_section(tables: dict[str, pd.DataFrame]) -> list[str]:
     return [
         "## Ablations: which factor changes multicast's penalty\n",
         "Each row: one factor switched from its baseline (the level most matrix points use), "
-        "everything else equal, at one participant count; `fidelity`: network-bound, or "
-        "which side had a host-bound run. The verdicts about the modes are "
+        "everything else equal, at one participant count; `fidelity`: which side had a "
+        "host-bound run (testbed-bound), otherwise each side's as in the verdict tables "
+        "(network-bound, or faithful with saturated hosts). The verdicts about the modes are "
         "those of the tables below (runs as the unit, Holm over the campaign); `change_pct`: "
         "multicast's median change against unicast. The interaction test asks whether "
         "switching the factor changes multicast's effect: the multicast/unicast ratio of the "
