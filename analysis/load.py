@@ -62,9 +62,12 @@ class Campaign:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     resources: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=list(RESOURCES_COLUMNS)))
-    # (directory, complete runs) of each campaign when several are pooled (analysis/pool.py)
-    sources: list[tuple[Path, int]] = field(default_factory=list)
     pooled: list[Campaign] = field(default_factory=list)  # the campaigns pooled, as loaded
+
+    @property
+    def sources(self) -> list[tuple[Path, int]]:
+        """(directory, complete runs) of each pooled campaign (analysis/pool.py)."""
+        return [(c.path, len(c.runs)) for c in self.pooled]
 
     def latency_of(self, run_id: str) -> np.ndarray:
         """Publisher 0's latency samples of one run, in order (µs)."""

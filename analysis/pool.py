@@ -117,6 +117,5 @@ def pool_campaigns(campaigns: list[Campaign]) -> Campaign:
         throughput=pd.concat(thr, ignore_index=True),
         skipped=skipped,
         resources=(pd.concat(res, ignore_index=True) if res else first.resources),
-        sources=[(c.path, len(c.runs)) for c in campaigns],
         pooled=campaigns,
     )
