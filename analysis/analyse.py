@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import dominance, modes, stats
-from analysis.load import Campaign, aggregate_throughput
+from analysis.load import KERNEL_COUNTERS, Campaign, aggregate_throughput
 
 MODES = ("unicast", "multicast")
 # (metric key, label, unit, lower is better)
@@ -198,7 +198,11 @@ def analyse(
                 f"{rid}: {why}" for rid, b, why in zip(
                     sel["run_id"], bounds, sel["fidelity_reasons"], strict=True)
                 if b == "host"]
-            if ids and sel["wire_available"].any():
+            # without a capture, the hosts' kernel counters (which every run records) are
+            # the pair's only evidence of this kind; the capture's columns stay NaN
+            counted = any(np.isfinite(sel[c].to_numpy(float)).any() for c in KERNEL_COUNTERS
+                          if c in sel)
+            if ids and (sel["wire_available"].any() or counted):
                 pair.wire[m] = {c: float(sel[c].mean()) for c in wire_cols}
                 pair.wire_runs[m] = {c: [float(v) for v in sel[c] if np.isfinite(v)]
                                      for c in wire_cols}

@@ -223,6 +223,9 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
                 ax.plot(xs, ys, marker="o", markerfacecolor="white", color=COLORS[mode],
                         linestyle="none", clip_on=False, zorder=3)
         ax.set_title(label)
+        if not ax.get_lines():  # a capture figure of a campaign without capture
+            ax.text(0.5, 0.5, "no capture" if key not in HOST_PANELS else "no data",
+                    ha="center", va="center", transform=ax.transAxes, color="grey")
         ax.set_xscale("log")
         counts = sorted({p.subscribers for p in pairs})
         if counts:
@@ -236,12 +239,16 @@ def wire_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
         else:
             ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: _short_number(v)))
         ax.grid(True, alpha=0.3)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
+    # the modes' lines from the first panel that has any (a campaign without capture has
+    # only the kernel counters' panels)
+    handles, labels = next((hl for ax in axes.flat if (hl := ax.get_legend_handles_labels())[0]),
+                           ([], []))
     if any_lossy:
         handles.append(plt.Line2D([], [], marker="o", markerfacecolor="white", color="grey",
                                   linestyle="none"))
         labels.append(f"capture lost > {CAPTURE_DROP_WARNING:.0%} of packets (undercounts)")
-    fig.legend(handles, labels, loc="lower center", ncol=len(handles), fontsize=8)
+    if handles:
+        fig.legend(handles, labels, loc="lower center", ncol=len(handles), fontsize=8)
     fig.suptitle(f"Wire evidence vs participant count ({group}): captures (counts per second "
                  "of capture) and the hosts' UDP counters (socket drops, fan-out); mean over "
                  "repetitions",

@@ -36,6 +36,9 @@ WIRE_SCALARS = (
 )
 
 
+# Wire evidence taken from the hosts' kernel counters of every run (manifest "udp" and
+# "host_fanout"), with or without a capture.
+KERNEL_COUNTERS = ("wire_socket_drop_share", "wire_host_fanout")
 RATE_OF = ("packets", "nack_storms", "flooded_frames", "ip_fragments")
 
 

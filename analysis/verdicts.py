@@ -9,6 +9,7 @@ import pandas as pd
 
 from analysis import dominance, modes
 from analysis.analyse import METRICS, Analysis, Pair
+from analysis.load import KERNEL_COUNTERS  # comparable whatever the capture windows were
 
 # wire_* column -> (label, format, floor added before taking ratios)
 WIRE_EVIDENCE = {
@@ -32,9 +33,6 @@ SIMILAR = 1.25  # below this ratio the wire metrics are called alike
 BY_DESIGN = ("wire_packets_per_s", "wire_ip_fragments_per_s")
 # Above this share of packets lost by tcpdump, the wire evidence carries a warning.
 CAPTURE_DROP_WARNING = 0.01
-# Wire evidence from the hosts' kernel counters, not from the capture: comparable whatever
-# the capture windows were.
-KERNEL_COUNTERS = ("wire_socket_drop_share", "wire_host_fanout")
 
 
 def capture_lossy(wire: dict[str, float]) -> bool:
@@ -234,6 +232,14 @@ def coverage_texts(pair: Pair) -> dict[str, str]:
     return out
 
 
+def kernel_only(pair: Pair) -> bool:
+    """Whether this pair's wire evidence is only the hosts' kernel counters (no run of it
+    was captured: every capture figure is NaN)."""
+    return bool(pair.wire) and not any(
+        math.isfinite(v) for w in pair.wire.values() for k, v in w.items()
+        if k in WIRE_EVIDENCE and k not in KERNEL_COUNTERS)
+
+
 def wire_cell(pair: Pair) -> str:
     if not pair.wire:
         return "no capture"
@@ -246,6 +252,8 @@ def wire_cell(pair: Pair) -> str:
         shown = [fmt_wire(key, v) for v in vals]
         parts.append(f"{label} {shown[0]} → {shown[1]}")
     text = "; ".join(parts) + " (unicast → multicast)"
+    if kernel_only(pair):
+        return "no capture; the hosts' kernel counters: " + text
     text += "".join(f"; {m}: {t}" for m, t in coverage_texts(pair).items())
     if window_differences(pair):
         text += f"; {window_note(pair)}"
@@ -387,6 +395,12 @@ def sentence(pair: Pair) -> str:
     diffs = wire_differences(pair)
     chosen = [d for d in diffs if d[0] not in BY_DESIGN]
     design = [d for d in diffs if d[0] in BY_DESIGN]
+    if kernel_only(pair):
+        text += " No capture; in the hosts' kernel counters the modes differ "
+        if not chosen:
+            return text + (f"by {SIMILAR:g}× or more in neither socket drops nor fan-out.")
+        return (text + "in: " + "; ".join(wire_phrase(pair, k, c) for k, c in chosen)
+                + ". These are differences measured beside the verdict, not a shown cause.")
     windows_differ = window_differences(pair)
     if windows_differ:
         text += (" The capture windows of the two modes differ ("

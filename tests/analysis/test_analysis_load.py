@@ -180,3 +180,41 @@ def test_too_few_latency_samples_are_named_not_compared(small: Path):
     assert "too few samples: unicast 100, multicast 1" in row["latency test"]
     assert "run longer" in row["explanation"]
     assert table.loc["1×1", "latency verdict"] != "not compared"
+
+
+def test_kernel_counters_are_evidence_without_a_capture(small: Path, tmp_path: Path):
+    """A run without a capture still records its hosts' socket drops and fan-out: they are
+    the pair's evidence, named as the kernel's counters, never as the wire's; a pair with
+    neither says it has no capture."""
+    import shutil
+
+    from analysis.verdicts import kernel_only, sentence, wire_cell
+
+    captured = next(p for p in analyse(load_campaign(small), n_boot=49).pairs
+                    if p.subscribers == 3)
+    assert not kernel_only(captured)
+    for rid in ("lan-rel-100B-3x3-unicast-r0", "lan-rel-100B-3x3-multicast-r0",
+                "lan-rel-100B-1x1-unicast-r0", "lan-rel-100B-1x1-multicast-r0"):
+        shutil.rmtree(small / rid / "wire")
+    for rid, copies in (("lan-rel-100B-3x3-unicast-r0", 1000),
+                        ("lan-rel-100B-3x3-multicast-r0", 3000)):
+        _patch(small / rid / "manifest.json",
+               host_fanout={"h1": {"udp_arrived": 1000, "socket_deliveries": copies}},
+               udp={"h1": {"InDatagrams": 1000, "RcvbufErrors": 0}})
+    an = analyse(load_campaign(small), n_boot=49)
+    pairs = {p.subscribers: p for p in an.pairs}
+    three = pairs[3]
+    assert kernel_only(three)
+    cell = wire_cell(three)
+    assert cell.startswith("no capture; the hosts' kernel counters: ")
+    assert "socket deliveries per arriving datagram 1.00 → 3.00" in cell
+    assert "meta-traffic" not in cell
+    text = sentence(three)
+    assert "No capture; in the hosts' kernel counters the modes differ in: socket " in text
+    assert "On the wire" not in text
+    assert wire_cell(pairs[1]) == "no capture"
+    assert sentence(pairs[1]).endswith("No capture, so no wire evidence.")
+    # the wire figure draws the kernel counters' panels and names the empty ones
+    from analysis.figures import wire_figure
+
+    assert wire_figure(an, three.group, tmp_path)
