@@ -47,7 +47,7 @@ import pandas as pd
 from analysis import modes
 from analysis.analyse import METRICS, Analysis, Pair
 from analysis.compare import _num, outcome
-from analysis.verdicts import fidelity_cell
+from analysis.verdicts import emulator_failed, fidelity_cell, testbed_cause
 
 # (column of the runs table, the factor's name, the mechanism it tests; for topology
 # variants it depends on the parameters they change: _topology_mechanism)
@@ -283,9 +283,11 @@ def _paragraph(label: str, cells: list[AblationCell]) -> str:
     if all(c.effect == TESTBED for c in cells):
         # the first host-bound run's reasons, as an example
         why = next((r.split("; ")[0] for c in cells for r in c.reasons), "host-bound runs")
-        return (f"{head} the data cannot tell: every ablation cell is testbed-bound (the "
-                f"hosts, not the network, limited a run, e.g. {why}); rerun paced or on more "
-                "cores.")
+        reasons = [r for c in cells for r in c.reasons]
+        rerun = ("smaller or fewer hosts, or more cores" if emulator_failed(reasons)
+                 else "rerun paced or on more cores")
+        return (f"{head} the data cannot tell: every ablation cell is testbed-bound "
+                f"({testbed_cause(reasons)}, e.g. {why}); {rerun}.")
     parts = []
     for metric in METRICS:
         mc = [c for c in cells if c.metric == metric]

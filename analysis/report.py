@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from analysis.figures import all_figures, view_figures
 from analysis.load import Campaign, ResultsError, load_campaign
 from analysis.pool import pool
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
-from analysis.verdicts import window_notes
+from analysis.verdicts import emulator_failed, window_notes
 
 
 @dataclass
@@ -83,10 +82,6 @@ def _where(analysis: Analysis, pair: Pair) -> str:
     return f"{pair.label} {pair.agent}" if len(analysis.agents) > 1 else pair.label
 
 
-# The reasons experiments/fidelity.py gives when the emulator failed CPU-limited hosts.
-EMULATOR_REASONS = (r"less than its allocation|outside the hosts|full kernel backlogs")
-
-
 def fidelity_summary(analysis: Analysis) -> str:
     """The report's first paragraph: how many runs the testbed, not the network, bound,
     and how many repetitions the verdicts rest on."""
@@ -99,7 +94,7 @@ def fidelity_summary(analysis: Analysis) -> str:
         where = sorted({_where(analysis, p) for p in analysis.pairs if p.testbed_bound},
                        key=lambda s: int(s.split("×")[0]))
         reasons = " ".join(runs.loc[bound == "host", "fidelity_reasons"].astype(str))
-        if re.search(EMULATOR_REASONS, reasons):  # CPU-limited hosts: the emulator failed
+        if emulator_failed(reasons):  # CPU-limited hosts: the emulator failed
             lines.append(
                 f"**{host} of {n} runs were host-bound**: the emulator did not keep its "
                 f"promise to the CPU-limited hosts (a host got less than its allocation, or "

@@ -4,6 +4,7 @@ the wire evidence beside it, and one generated sentence naming the dominant diff
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
@@ -31,6 +32,9 @@ SIMILAR = 1.25  # below this ratio the wire metrics are called alike
 # datagram per reader, so its packet and fragment rates are higher whatever the network
 # does. They are listed apart and never singled out as "the" difference.
 BY_DESIGN = ("wire_packets_per_s", "wire_ip_fragments_per_s")
+# The reasons experiments/fidelity.py gives when the emulator failed CPU-limited hosts
+# (as opposed to unlimited hosts whose own load bound a run).
+EMULATOR_REASONS = r"less than its allocation|outside the hosts|full kernel backlogs"
 # Above this share of packets lost by tcpdump, the wire evidence carries a warning.
 CAPTURE_DROP_WARNING = 0.01
 
@@ -355,8 +359,8 @@ def _metric_phrase(pair: Pair, metric: str, unit: str) -> str:
     if comp is None or verdict is None:
         return f"{noun} was not compared ({why_not})" if why_not else f"{noun} was not compared"
     if verdict.outcome == modes.TESTBED_BOUND:
-        return (f"{noun} is testbed-bound: the hosts' CPUs, not the network, limited a run, "
-                "so the data give no verdict on the modes")
+        return (f"{noun} is testbed-bound: {testbed_cause(pair.host_bound_reasons)}, so the "
+                "data give no verdict on the modes")
     est, lo, hi = verdict.change
     runs = f"{verdict.runs['unicast']}+{verdict.runs['multicast']} runs"
     if verdict.winner:
@@ -422,11 +426,30 @@ def sentence(pair: Pair) -> str:
                    if chosen else ".")
 
 
+def emulator_failed(reasons: str | list[str]) -> bool:
+    """Whether host-bound reasons say the emulator failed CPU-limited hosts (rather than
+    unlimited hosts' own load bounding the run)."""
+    text = reasons if isinstance(reasons, str) else " ".join(reasons)
+    return re.search(EMULATOR_REASONS, text) is not None
+
+
+def testbed_cause(reasons: list[str]) -> str:
+    """What bound a testbed-bound cell, in the words that fit its hosts."""
+    if emulator_failed(reasons):
+        return ("the emulator did not keep its promise in a run (a CPU-limited host got "
+                "less than its allocation, or the network plane fell behind)")
+    return "the hosts' CPUs, not the network, limited a run"
+
+
 def testbed_note(pair: Pair) -> str:
-    """Why a pair is testbed-bound, and what would make it network-bound."""
-    return ("Host-bound runs: " + " | ".join(pair.host_bound_reasons)
-            + ". To measure the network instead: fewer participants per core, a lower "
-            "pub_rate, CPU-limited hosts, or more machines.")
+    """Why a pair is testbed-bound, and what would make it network-bound (or faithful)."""
+    if emulator_failed(pair.host_bound_reasons):
+        advice = (". To make the emulation faithful: smaller or fewer hosts (cpu), hosts "
+                  "pinned to CPUs (cpu_pin), no other load on the machine, or more machines.")
+    else:
+        advice = (". To measure the network instead: fewer participants per core, a lower "
+                  "pub_rate, CPU-limited hosts, or more machines.")
+    return "Host-bound runs: " + " | ".join(pair.host_bound_reasons) + advice
 
 
 def fidelity_cell(pair: Pair) -> str:

@@ -227,3 +227,25 @@ def test_wire_evidence_says_differs_with_intervals_over_runs() -> None:
     single = pair({"unicast": {"wire_meta_share": [0.10]},
                    "multicast": {"wire_meta_share": [0.30]}})
     assert "one run per mode, no interval" in sentence(single)
+
+
+def test_testbed_bound_words_fit_the_hosts() -> None:
+    """A cell made testbed-bound by the emulator failing CPU-limited hosts says so, with the
+    advice that fits (not "CPU-limited hosts", which it already has); one bound by unlimited
+    hosts' own load keeps the words about the hosts' CPUs."""
+    from analysis.analyse import Pair
+    from analysis.verdicts import testbed_cause, testbed_note
+
+    scaled = Pair("g", 75, 75, "", {"unicast": ["u"], "multicast": ["m"]})
+    scaled.host_bound_reasons = ["u: a host that always had work got less than its "
+                                 "allocation: 15.7% less (limit 10.0% less)"]
+    assert testbed_cause(scaled.host_bound_reasons).startswith(
+        "the emulator did not keep its promise")
+    note = testbed_note(scaled)
+    assert "To make the emulation faithful" in note and "CPU-limited hosts" not in note
+    unlimited = Pair("g", 75, 75, "", {"unicast": ["u"], "multicast": ["m"]})
+    unlimited.host_bound_reasons = ["u: datagrams dropped at full socket buffers: 20.0% "
+                                    "(limit 1.0%)"]
+    assert testbed_cause(unlimited.host_bound_reasons) == (
+        "the hosts' CPUs, not the network, limited a run")
+    assert "To measure the network instead" in testbed_note(unlimited)
