@@ -399,31 +399,28 @@ def sentence(pair: Pair) -> str:
     diffs = wire_differences(pair)
     chosen = [d for d in diffs if d[0] not in BY_DESIGN]
     design = [d for d in diffs if d[0] in BY_DESIGN]
+    listed = "; ".join(wire_phrase(pair, k, c) for k, c in chosen)
+    beside = ". These are differences measured beside the verdict, not a shown cause."
+    kernel = "in the hosts' kernel counters the modes differ"
     if kernel_only(pair):
-        text += " No capture; in the hosts' kernel counters the modes differ "
         if not chosen:
-            return text + (f"by {SIMILAR:g}× or more in neither socket drops nor fan-out.")
-        return (text + "in: " + "; ".join(wire_phrase(pair, k, c) for k, c in chosen)
-                + ". These are differences measured beside the verdict, not a shown cause.")
+            return (text + f" No capture; {kernel} by {SIMILAR:g}× or more in neither socket "
+                    "drops nor fan-out.")
+        return text + f" No capture; {kernel} in: {listed}{beside}"
     windows_differ = window_differences(pair)
     if windows_differ:
         text += (" The capture windows of the two modes differ ("
                  + "; ".join(windows_differ) + "), so no capture figure is compared")
-        if chosen:
-            text += ("; in the hosts' kernel counters the modes differ in: "
-                     + "; ".join(wire_phrase(pair, k, c) for k, c in chosen))
-        return text + "."
+        return text + (f"; {kernel} in: {listed}." if chosen else ".")
     if not chosen:
         text += (f" On the wire the modes differ by {SIMILAR:g}× or more in no metric other "
                  "than those that differ by design")
     else:
-        text += (" On the wire the modes differ in: "
-                 + "; ".join(wire_phrase(pair, k, c) for k, c in chosen))
+        text += " On the wire the modes differ in: " + listed
     if design:
         text += ("; " + " and ".join(WIRE_EVIDENCE[k][0] for k, _ in design)
                  + " differ by design (unicast sends one copy per reader)")
-    return text + (". These are differences measured beside the verdict, not a shown cause."
-                   if chosen else ".")
+    return text + (beside if chosen else ".")
 
 
 def emulator_failed(reasons: str | list[str]) -> bool:
