@@ -70,6 +70,24 @@ def test_agreement_sentence(outcomes: list[str], agreement: str, words: list[str
     assert d["effect_differences"] == {"fastdds vs native": None}
 
 
+@pytest.mark.parametrize(("reasons", "words", "not_words"), [
+    (["pub0 host 18% socket drops"], "the hosts' CPUs, not the network, limited a run",
+     "emulator"),
+    (["h1 got 13.1% less than its allocation while it had work"],
+     "the emulator did not keep its promise", "the hosts' CPUs"),
+])
+def test_testbed_bound_everywhere_names_what_bound_it(reasons: list[str], words: str,
+                                                      not_words: str) -> None:
+    """Testbed-bound for every implementation: unlimited hosts' own load, or the emulator
+    failing CPU-limited hosts, in the words that fit (as the report says it)."""
+    cell = ImplementationCell("lan-rel-100B", "75×75", "latency", ["testbed", "testbed"],
+                              [math.nan] * 2, reasons * 2, agents=["native", "fastdds"],
+                              differences=[None])
+    text = cell.sentence()
+    assert words in text and not_words not in text, text
+    assert text.endswith("so there is no verdict to compare."), text
+
+
 def test_effect_difference_equals_welch_when_the_reference_has_no_effect() -> None:
     """Reference runs identical in both modes (no effect, no variance): the interaction
     test reduces to Welch's t-test of the other implementation's modes on the log scale."""
