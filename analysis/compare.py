@@ -44,7 +44,7 @@ from typing import Any
 
 from analysis import modes, verdicts
 from analysis.analyse import METRICS, analyse
-from analysis.load import Campaign, ResultsError, load_campaign
+from analysis.load import Campaign, ResultsError, load_campaign, require_one_scenario
 
 AGREE = "agree"
 UNDECIDED = "all undecided"
@@ -141,12 +141,9 @@ def compare_campaigns(campaigns: list[Campaign], *, n_boot: int = 499, alpha: fl
                       margin: float = modes.EQUIVALENCE_MARGIN
                       ) -> tuple[list[str], list[Cell]]:
     """:func:`compare` of campaigns already loaded."""
+    require_one_scenario(campaigns, "compared")  # before the analyses, which take time
     paths = [c.path for c in campaigns]
     analyses = [analyse(c, n_boot=n_boot, alpha=alpha, margin=margin) for c in campaigns]
-    names = [a.campaign.name for a in analyses]
-    if len(set(names)) != 1:
-        listing = ", ".join(f"{p} ({n})" for p, n in zip(paths, names, strict=True))
-        raise ResultsError(f"campaigns of different scenarios cannot be compared: {listing}")
     labels = [str(p) for p in paths]
     keys: list[tuple[str, str]] = []
     for a in analyses:

@@ -46,6 +46,14 @@ class ResultsError(ValueError):
     """A results directory or file does not follow the documented schema."""
 
 
+def require_one_scenario(campaigns: list[Campaign], action: str) -> None:
+    """Raise :class:`ResultsError` unless the campaigns are all of one scenario (``action``:
+    what was asked of them, "pooled" or "compared")."""
+    if len({c.name for c in campaigns}) != 1:
+        listing = ", ".join(f"{c.path} ({c.name})" for c in campaigns)
+        raise ResultsError(f"campaigns of different scenarios cannot be {action}: {listing}")
+
+
 @dataclass
 class Campaign:
     """A campaign's complete runs as dataframes.

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.load import Campaign, ResultsError, load_campaign
+from analysis.load import Campaign, ResultsError, load_campaign, require_one_scenario
 
 # The run-table columns that must match, per (group, count, mode), for runs to be pooled.
 CONFIGURATION_KEYS = (
@@ -45,10 +45,7 @@ def _same(a: object, b: object) -> bool:
 def check_poolable(campaigns: list[Campaign]) -> None:
     """Raise :class:`ResultsError` unless the campaigns are of one scenario and ran each
     cell they share with one configuration."""
-    names = {c.name for c in campaigns}
-    if len(names) != 1:
-        listing = ", ".join(f"{c.path} ({c.name})" for c in campaigns)
-        raise ResultsError(f"campaigns of different scenarios cannot be pooled: {listing}")
+    require_one_scenario(campaigns, "pooled")
     first = _configurations(campaigns[0])
     for other in campaigns[1:]:
         for cell, conf in _configurations(other).items():
