@@ -47,7 +47,13 @@ import pandas as pd
 from analysis import modes
 from analysis.analyse import METRICS, Analysis, Pair
 from analysis.compare import _num, outcome
-from analysis.verdicts import emulator_failed, fidelity_cell, testbed_cause
+from analysis.verdicts import (
+    FAITHFUL_ADVICE,
+    NETWORK_ADVICE,
+    emulator_failed,
+    fidelity_cell,
+    testbed_cause,
+)
 
 # (column of the runs table, the factor's name, the mechanism it tests; for topology
 # variants it depends on the parameters they change: _topology_mechanism)
@@ -284,8 +290,9 @@ def _paragraph(label: str, cells: list[AblationCell]) -> str:
         # the first host-bound run's reasons, as an example
         why = next((r.split("; ")[0] for c in cells for r in c.reasons), "host-bound runs")
         reasons = [r for c in cells for r in c.reasons]
-        rerun = ("smaller or fewer hosts, or more cores" if emulator_failed(reasons)
-                 else "rerun paced or on more cores")
+        rerun = (f"to make the emulation faithful: {FAITHFUL_ADVICE}"
+                 if emulator_failed(reasons)
+                 else f"to measure the network instead: {NETWORK_ADVICE}")
         return (f"{head} the data cannot tell: every ablation cell is testbed-bound "
                 f"({testbed_cause(reasons)}, e.g. {why}); {rerun}.")
     parts = []

@@ -15,7 +15,7 @@ from analysis.figures import all_figures, view_figures
 from analysis.load import Campaign, ResultsError, load_campaign
 from analysis.pool import pool
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
-from analysis.verdicts import emulator_failed, window_notes
+from analysis.verdicts import FAITHFUL_ADVICE, NETWORK_ADVICE, emulator_failed, window_notes
 
 
 @dataclass
@@ -101,17 +101,15 @@ def fidelity_summary(analysis: Analysis) -> str:
                 f"the network plane outside the hosts fell behind; manifest `fidelity`). "
                 f"Comparisons with such a run are reported as *testbed-bound*, with their "
                 f"reasons, never as a verdict: {', '.join(where)}. To make the emulation "
-                "faithful there: smaller or fewer hosts (`cpu`), hosts pinned to CPUs "
-                "(`cpu_pin`), no other load on the machine, or more machines.")
+                f"faithful there: {FAITHFUL_ADVICE}.")
         else:
             lines.append(
                 f"**{host} of {n} runs were host-bound**: the emulator's CPUs, not the "
                 f"network, limited them (socket drops, CPU pressure, late timers or a "
                 f"publication rate not reached; manifest `fidelity`). Comparisons with such "
                 f"a run are reported as *testbed-bound*, with their reasons, never as a "
-                f"verdict: {', '.join(where)}. To measure the network there: fewer "
-                "participants per core, a lower `pub_rate` (offered load), CPU-limited "
-                "hosts, or more machines.")
+                f"verdict: {', '.join(where)}. To measure the network there: "
+                f"{NETWORK_ADVICE}.")
     else:
         lines.append(f"No run of the {n} was host-bound" + (
             f" ({unknown} were recorded without the fidelity monitor: unknown)" if unknown

@@ -423,6 +423,14 @@ def sentence(pair: Pair) -> str:
     return text + (beside if chosen else ".")
 
 
+# What makes a testbed-bound comparison evidence, in every text that advises it: the
+# emulator failed CPU-limited hosts, or unlimited hosts' own load bounded the run.
+FAITHFUL_ADVICE = ("smaller or fewer hosts (`cpu`), hosts pinned to CPUs (`cpu_pin`), no "
+                   "other load on the machine, or more machines")
+NETWORK_ADVICE = ("fewer participants per core, a lower `pub_rate` (offered load), "
+                  "CPU-limited hosts, or more machines")
+
+
 def emulator_failed(reasons: str | list[str]) -> bool:
     """Whether host-bound reasons say the emulator failed CPU-limited hosts (rather than
     unlimited hosts' own load bounding the run)."""
@@ -441,11 +449,9 @@ def testbed_cause(reasons: list[str]) -> str:
 def testbed_note(pair: Pair) -> str:
     """Why a pair is testbed-bound, and what would make it network-bound (or faithful)."""
     if emulator_failed(pair.host_bound_reasons):
-        advice = (". To make the emulation faithful: smaller or fewer hosts (cpu), hosts "
-                  "pinned to CPUs (cpu_pin), no other load on the machine, or more machines.")
+        advice = f". To make the emulation faithful: {FAITHFUL_ADVICE}."
     else:
-        advice = (". To measure the network instead: fewer participants per core, a lower "
-                  "pub_rate, CPU-limited hosts, or more machines.")
+        advice = f". To measure the network instead: {NETWORK_ADVICE}."
     return "Host-bound runs: " + " | ".join(pair.host_bound_reasons) + advice
 
 

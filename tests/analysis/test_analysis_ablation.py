@@ -243,6 +243,13 @@ def test_paragraph_keeps_the_baseline_penalty_when_every_switch_is_testbed_bound
     para = ablation._paragraph("50×50", [_abl_cell("a", ("testbed", "equal")),
                                          _abl_cell("b", ("testbed", "unicast"))])
     assert "every ablation cell is testbed-bound" in para
+    assert "to measure the network instead: fewer participants per core" in para
+    scaled = [_abl_cell("a", ("testbed", "equal")), _abl_cell("b", ("testbed", "unicast"))]
+    for c in scaled:  # the emulator failed a CPU-limited host
+        c.reasons = ["x: a host that always had work got less than its allocation"]
+    para = ablation._paragraph("50×50", scaled)
+    assert "the emulator did not keep its promise" in para
+    assert "to make the emulation faithful: smaller or fewer hosts" in para
     para = ablation._paragraph("50×50", [_abl_cell("a", ("equal", "unicast")),
                                          _abl_cell("b", ("equal", "equal"))])
     assert "no multicast penalty at the baseline (practically equal, multicast +40%)" in para
