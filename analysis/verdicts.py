@@ -425,9 +425,10 @@ def sentence(pair: Pair) -> str:
 
 # What makes a testbed-bound comparison evidence, in every text that advises it: the
 # emulator failed CPU-limited hosts, or unlimited hosts' own load bounded the run.
-FAITHFUL_ADVICE = ("smaller or fewer hosts (`cpu`), hosts pinned to CPUs (`cpu_pin`), no "
-                   "other load on the machine, or more machines")
-NETWORK_ADVICE = ("fewer participants per core, a lower `pub_rate` (offered load), "
+# Plain words (no markdown): they also go into the LaTeX tables.
+FAITHFUL_ADVICE = ("smaller or fewer hosts (cpu), hosts pinned to CPUs (cpu_pin), no other "
+                   "load on the machine, or more machines")
+NETWORK_ADVICE = ("fewer participants per core, a lower pub_rate (offered load), "
                   "CPU-limited hosts, or more machines")
 
 
