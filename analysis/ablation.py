@@ -47,13 +47,8 @@ import pandas as pd
 from analysis import modes
 from analysis.analyse import METRICS, Analysis, Pair
 from analysis.compare import _num, outcome
-from analysis.verdicts import (
-    FAITHFUL_ADVICE,
-    NETWORK_ADVICE,
-    emulator_failed,
-    fidelity_cell,
-    testbed_cause,
-)
+from analysis.testbed import FAITHFUL_ADVICE, NETWORK_ADVICE, emulator_failed, testbed_cause
+from analysis.verdicts import fidelity_cell
 
 # (column of the runs table, the factor's name, the mechanism it tests; for topology
 # variants it depends on the parameters they change: _topology_mechanism)

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis import modes, verdicts
+from analysis import modes, testbed
 from analysis.analyse import METRICS, analyse
 from analysis.load import Campaign, ResultsError, load_campaign, require_one_scenario
 
@@ -210,7 +210,7 @@ class ImplementationCell(Cell):
                     f"others ({listing}), so there is no verdict to compare")
         elif a == TESTBED:
             text = (f"{where}: testbed-bound for every implementation ({listing}): "
-                    f"{verdicts.testbed_cause(self.reasons)}, so there is no verdict to compare")
+                    f"{testbed.testbed_cause(self.reasons)}, so there is no verdict to compare")
         elif a == MIXED:
             text = (f"{where}: testbed-bound for {', '.join(bound)} ({listing}), so the "
                     "implementations' verdicts cannot be compared here"

@@ -15,7 +15,8 @@ from analysis.figures import all_figures, view_figures
 from analysis.load import Campaign, ResultsError, load_campaign
 from analysis.pool import pool
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
-from analysis.verdicts import FAITHFUL_ADVICE, NETWORK_ADVICE, emulator_failed, window_notes
+from analysis.testbed import FAITHFUL_ADVICE, NETWORK_ADVICE, emulator_failed
+from analysis.verdicts import window_notes
 
 
 @dataclass

@@ -4,13 +4,13 @@ the wire evidence beside it, and one generated sentence naming the dominant diff
 from __future__ import annotations
 
 import math
-import re
 
 import pandas as pd
 
 from analysis import dominance, modes
 from analysis.analyse import METRICS, Analysis, Pair
 from analysis.load import KERNEL_COUNTERS  # comparable whatever the capture windows were
+from analysis.testbed import FAITHFUL_ADVICE, NETWORK_ADVICE, emulator_failed, testbed_cause
 
 # wire_* column -> (label, format, floor added before taking ratios)
 WIRE_EVIDENCE = {
@@ -32,9 +32,6 @@ SIMILAR = 1.25  # below this ratio the wire metrics are called alike
 # datagram per reader, so its packet and fragment rates are higher whatever the network
 # does. They are listed apart and never singled out as "the" difference.
 BY_DESIGN = ("wire_packets_per_s", "wire_ip_fragments_per_s")
-# The reasons experiments/fidelity.py gives when the emulator failed CPU-limited hosts
-# (as opposed to unlimited hosts whose own load bound a run).
-EMULATOR_REASONS = r"less than its allocation|outside the hosts|full kernel backlogs"
 # Above this share of packets lost by tcpdump, the wire evidence carries a warning.
 CAPTURE_DROP_WARNING = 0.01
 
@@ -421,30 +418,6 @@ def sentence(pair: Pair) -> str:
         text += ("; " + " and ".join(WIRE_EVIDENCE[k][0] for k, _ in design)
                  + " differ by design (unicast sends one copy per reader)")
     return text + (beside if chosen else ".")
-
-
-# What makes a testbed-bound comparison evidence, in every text that advises it: the
-# emulator failed CPU-limited hosts, or unlimited hosts' own load bounded the run.
-# Plain words (no markdown): they also go into the LaTeX tables.
-FAITHFUL_ADVICE = ("smaller or fewer hosts (cpu), hosts pinned to CPUs (cpu_pin), no other "
-                   "load on the machine, or more machines")
-NETWORK_ADVICE = ("fewer participants per core, a lower pub_rate (offered load), "
-                  "CPU-limited hosts, or more machines")
-
-
-def emulator_failed(reasons: str | list[str]) -> bool:
-    """Whether host-bound reasons say the emulator failed CPU-limited hosts (rather than
-    unlimited hosts' own load bounding the run)."""
-    text = reasons if isinstance(reasons, str) else " ".join(reasons)
-    return re.search(EMULATOR_REASONS, text) is not None
-
-
-def testbed_cause(reasons: list[str]) -> str:
-    """What bound a testbed-bound cell, in the words that fit its hosts."""
-    if emulator_failed(reasons):
-        return ("the emulator did not keep its promise in a run (a CPU-limited host got "
-                "less than its allocation, or the network plane fell behind)")
-    return "the hosts' CPUs, not the network, limited a run"
 
 
 def testbed_note(pair: Pair) -> str:

@@ -234,7 +234,8 @@ def test_testbed_bound_words_fit_the_hosts() -> None:
     advice that fits (not "CPU-limited hosts", which it already has); one bound by unlimited
     hosts' own load keeps the words about the hosts' CPUs."""
     from analysis.analyse import Pair
-    from analysis.verdicts import testbed_cause, testbed_note
+    from analysis.testbed import testbed_cause
+    from analysis.verdicts import testbed_note
 
     scaled = Pair("g", 75, 75, "", {"unicast": ["u"], "multicast": ["m"]})
     scaled.host_bound_reasons = ["u: a host that always had work got less than its "
