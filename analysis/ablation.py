@@ -47,7 +47,7 @@ import pandas as pd
 from analysis import modes
 from analysis.analyse import METRICS, Analysis, Pair
 from analysis.compare import _num, outcome
-from analysis.testbed import FAITHFUL_ADVICE, NETWORK_ADVICE, emulator_failed, testbed_cause
+from analysis.testbed import advice, testbed_cause
 from analysis.verdicts import fidelity_cell
 
 # (column of the runs table, the factor's name, the mechanism it tests; for topology
@@ -285,11 +285,8 @@ def _paragraph(label: str, cells: list[AblationCell]) -> str:
         # the first host-bound run's reasons, as an example
         why = next((r.split("; ")[0] for c in cells for r in c.reasons), "host-bound runs")
         reasons = [r for c in cells for r in c.reasons]
-        rerun = (f"to make the emulation faithful: {FAITHFUL_ADVICE}"
-                 if emulator_failed(reasons)
-                 else f"to measure the network instead: {NETWORK_ADVICE}")
         return (f"{head} the data cannot tell: every ablation cell is testbed-bound "
-                f"({testbed_cause(reasons)}, e.g. {why}); {rerun}.")
+                f"({testbed_cause(reasons)}, e.g. {why}); {advice(reasons)}.")
     parts = []
     for metric in METRICS:
         mc = [c for c in cells if c.metric == metric]

@@ -32,3 +32,11 @@ def testbed_cause(reasons: list[str]) -> str:
         return ("the emulator did not keep its promise in a run (a CPU-limited host got "
                 "less than its allocation, or the network plane fell behind)")
     return "the hosts' CPUs, not the network, limited a run"
+
+
+def advice(reasons: str | list[str]) -> str:
+    """What would make a testbed-bound result evidence, for the hosts that bound it
+    (lower-case, to follow a sentence's lead)."""
+    if emulator_failed(reasons):
+        return f"to make the emulation faithful: {FAITHFUL_ADVICE}"
+    return f"to measure the network instead: {NETWORK_ADVICE}"
