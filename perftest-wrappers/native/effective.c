@@ -122,11 +122,17 @@ static void writer_lines(const pt_options_t *o, dds_entity_t wr, const char *tra
     ms_qos("writer.high_watermark", v,
            "%s: Cyclone's faster heartbeats start halfway between WhcLow and WhcHigh, "
            "%.0f B", unit, mid);
+    /* Where a blocked writer resumes, from the effective WhcLow (a user's CYCLONEDDS_URI may
+       have moved it from the agent's one batch below the window). */
+    double resume = units(high + 1 - low, sample, k);
     snprintf(v, sizeof v, "%g", units(low, sample, k));
     ms_qos("writer.low_watermark", v,
-           "%s: Cyclone WhcLow %lld B, where a blocked writer resumes: as soon as a batch "
-           "(unbatched: a sample) of a full window is acknowledged",
-           unit, low);
+           "%s: Cyclone WhcLow %lld B, where a blocked writer resumes: once %g %s of a full "
+           "window %s acknowledged%s",
+           unit, low, resume, resume == 1 ? (k > 1 ? "batch" : "sample") : unit,
+           resume == 1 ? "is" : "are",
+           low == pt_whc_low(o) ? "" : " (not the agent's WhcLow, one batch below the window: "
+                                       "set in CYCLONEDDS_URI)");
   }
   ms_qos("writer.heartbeats_per_max_samples", "none",
          "Cyclone piggybacks a heartbeat on a datagram at most every 100 us and asks for an "

@@ -10,6 +10,7 @@ difference must be a row of the agent README's table "Perftest's ThroughputQos".
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -86,3 +87,35 @@ def test_effective_qos_is_perftests(lab2: NetLab, agent: str, agent_kind: AgentK
         assert pub_q["writer.send_window"] == ref["writer.send_window"], pub_q
     if agent_kind.name == "native":
         assert pub_q["writer.batching"] == ref["writer.batching"], pub_q
+
+
+def _low_watermark_line(stderr: str) -> str:
+    (line,) = [ln for ln in stderr.splitlines() if ln.startswith("qos: writer.low_watermark = ")]
+    return line
+
+
+def test_low_watermark_says_where_a_writer_resumes_also_when_the_user_moves_it(
+        lab2: NetLab) -> None:
+    """The native agent's WhcLow is one sample below the window (-batchSize 0, 100 B samples:
+    184 B each in Cyclone's count, window 50); a user's CYCLONEDDS_URI may move it, and the
+    printed line must then say where the writer really resumes (5 samples: after 45)."""
+    agent = str(paths.NATIVE_AGENT)
+    args = ["-dataLen", "100", "-latencyCount", "100", "-batchSize", "0"]
+    lines = {}
+    for name, env in (("agent's", None), ("user's", {
+            **os.environ, "CYCLONEDDS_URI": "<CycloneDDS><Domain><Internal><Watermarks>"
+                                            "<WhcLow>920B</WhcLow></Watermarks></Internal>"
+                                            "</Domain></CycloneDDS>"})):
+        res = run_agents(lab2, agent, 1, 1, args, pub_args=["-executionTime", "2"],
+                         timeout=30, env=env)
+        assert all(r.rc == 0 for r in res), describe(res)
+        pub, _ = pub_and_sub(res)
+        lines[name] = _low_watermark_line(pub.stderr)
+    assert lines["agent's"].startswith("qos: writer.low_watermark = 49 (samples: Cyclone WhcLow "
+                                       "9016 B"), lines
+    assert "once 1 sample of a full window is acknowledged)" in lines["agent's"], lines
+    assert "CYCLONEDDS_URI" not in lines["agent's"], lines
+    assert lines["user's"].startswith("qos: writer.low_watermark = 5 (samples: Cyclone WhcLow "
+                                      "920 B"), lines
+    assert "once 45 samples of a full window are acknowledged (not the agent's" in lines["user's"]
+    assert "set in CYCLONEDDS_URI" in lines["user's"], lines
