@@ -53,6 +53,8 @@ def test_host_bound_pair_is_never_dominance(bound_campaign: Path, tmp_path: Path
     res = report.write_report(a, tmp_path / "report")
     text = res.report.read_text()
     assert "**6 of 12 runs were host-bound**" in text
+    # unlimited hosts bound them: the advice is to measure the network instead
+    assert "To measure the network instead: fewer participants per core" in text
     line = next(ln for ln in text.splitlines() if ln.startswith("| 10×10"))
     assert "dominat" not in line and "testbed-bound" in line
     paper = (tmp_path / "report" / "tables")
