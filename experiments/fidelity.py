@@ -286,6 +286,26 @@ def _share(num: float, den: float) -> float | None:
     return num / den if den > 0 else None
 
 
+def short_window_warning(window_s: float | None, execution_time: float | None) -> str | None:
+    """A warning when the measurement window is under half the run's execution time.
+
+    Each agent counts its execution time from its own discovery, and the window runs from
+    the last agent's discovery to the first agent's exit: discovery that spreads over most
+    of the run leaves the host figures little time to rest on.
+
+    >>> short_window_warning(0.8, 20)[:52]
+    'measurement window 0.8 s of a 20 s run: the agents c'
+    >>> short_window_warning(36.8, 40) is None, short_window_warning(None, 20) is None
+    (True, True)
+    """
+    if not window_s or not execution_time or window_s >= execution_time / 2:
+        return None
+    return (f"measurement window {window_s:.1f} s of a {execution_time:g} s run: the agents "
+            f"completed discovery over {execution_time - window_s:.1f} s, and the host "
+            f"figures rest on the window from the last one's discovery to the first one's "
+            f"exit; a longer execution_time gives them more")
+
+
 def pub_rate_share(agents_dir: Path, publishers: int, rate: int) -> float | None:
     """Mean achieved / requested rate over publishers, from their 'sent N samples ... in S s'."""
     if not rate:
@@ -507,6 +527,9 @@ class Monitor:
                 self.notes.append("the hosts' allocation was not verified: no cgroup v2 CPU "
                                   "time and pressure on this machine")
         warnings = list(self.notes)
+        short = short_window_warning(window, cfg.get("execution_time"))
+        if short:
+            warnings.append(short)
         cds = metrics["capture_drop_share"]
         if cds is not None and cds > 0.01:
             warnings.append(f"tcpdump lost {cds:.0%} of the packets: wire evidence undercounts")

@@ -108,3 +108,14 @@ def test_latency_count_by_count() -> None:
     bad = {**raw, "matrix": {**raw["matrix"], "latency_count_by_count": {"50": 13}}}
     with pytest.raises(ScenarioError, match="no count '50'"):
         from_dict(bad)
+
+
+def test_a_short_measurement_window_is_a_warning() -> None:
+    """CI's 75x75 run of 20 s: discovery spread over 19.2 s, 0.8 s of window."""
+    w = fidelity.short_window_warning(0.8, 20)
+    assert w is not None
+    assert w.startswith("measurement window 0.8 s of a 20 s run")
+    assert "completed discovery over 19.2 s" in w and "longer execution_time" in w
+    # half the run and more, no run length or no window: nothing to warn about
+    for window, secs in ((10.0, 20), (36.8, 40), (None, 20), (5.0, 0), (5.0, None)):
+        assert fidelity.short_window_warning(window, secs) is None, (window, secs)

@@ -92,5 +92,8 @@ def test_unpaced_75x75_is_judged_on_its_window(tmp_path: Path) -> None:
                 "cpu_busy_share"):
         assert m[key] is not None, (key, fid)
     assert fid["window_s"] >= 1, fid
+    # the run warns when discovery left under half of it to the window, and only then
+    short = [w for w in fid["warnings"] if w.startswith("measurement window")]
+    assert bool(short) == (fid["window_s"] < 20), fid
     bound, reasons = fidelity.judge(m, fidelity.Thresholds.from_dict(fid["thresholds"]))
     assert (fid["bound"], fid["reasons"]) == (bound, reasons), fid
