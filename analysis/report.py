@@ -15,7 +15,7 @@ from analysis.figures import all_figures, view_figures
 from analysis.load import Campaign, ResultsError, load_campaign
 from analysis.pool import pool
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
-from analysis.testbed import advice, emulator_failed
+from analysis.testbed import advice_sentence, emulator_failed
 from analysis.verdicts import window_notes
 
 
@@ -95,22 +95,21 @@ def fidelity_summary(analysis: Analysis) -> str:
         where = sorted({_where(analysis, p) for p in analysis.pairs if p.testbed_bound},
                        key=lambda s: int(s.split("×")[0]))
         reasons = " ".join(runs.loc[bound == "host", "fidelity_reasons"].astype(str))
-        tip = advice(reasons)
-        tip = tip[0].upper() + tip[1:]
+        tip = advice_sentence(reasons)
         if emulator_failed(reasons):  # CPU-limited hosts: the emulator failed
             lines.append(
                 f"**{host} of {n} runs were host-bound**: the emulator did not keep its "
                 f"promise to the CPU-limited hosts (a host got less than its allocation, or "
                 f"the network plane outside the hosts fell behind; manifest `fidelity`). "
                 f"Comparisons with such a run are reported as *testbed-bound*, with their "
-                f"reasons, never as a verdict: {', '.join(where)}. {tip}.")
+                f"reasons, never as a verdict: {', '.join(where)}. {tip}")
         else:
             lines.append(
                 f"**{host} of {n} runs were host-bound**: the emulator's CPUs, not the "
                 f"network, limited them (socket drops, CPU pressure, late timers or a "
                 f"publication rate not reached; manifest `fidelity`). Comparisons with such "
                 f"a run are reported as *testbed-bound*, with their reasons, never as a "
-                f"verdict: {', '.join(where)}. {tip}.")
+                f"verdict: {', '.join(where)}. {tip}")
     else:
         lines.append(f"No run of the {n} was host-bound" + (
             f" ({unknown} were recorded without the fidelity monitor: unknown)" if unknown

@@ -40,3 +40,9 @@ def advice(reasons: str | list[str]) -> str:
     if emulator_failed(reasons):
         return f"to make the emulation faithful: {FAITHFUL_ADVICE}"
     return f"to measure the network instead: {NETWORK_ADVICE}"
+
+
+def advice_sentence(reasons: str | list[str]) -> str:
+    """:func:`advice` as a sentence of its own ("To measure the network instead: ...")."""
+    a = advice(reasons)
+    return f"{a[0].upper()}{a[1:]}."

@@ -10,7 +10,7 @@ import pandas as pd
 from analysis import dominance, modes
 from analysis.analyse import METRICS, Analysis, Pair
 from analysis.load import KERNEL_COUNTERS  # comparable whatever the capture windows were
-from analysis.testbed import advice, testbed_cause
+from analysis.testbed import advice_sentence, testbed_cause
 
 # wire_* column -> (label, format, floor added before taking ratios)
 WIRE_EVIDENCE = {
@@ -422,8 +422,8 @@ def sentence(pair: Pair) -> str:
 
 def testbed_note(pair: Pair) -> str:
     """Why a pair is testbed-bound, and what would make it network-bound (or faithful)."""
-    a = advice(pair.host_bound_reasons)
-    return f"Host-bound runs: {' | '.join(pair.host_bound_reasons)}. {a[0].upper()}{a[1:]}."
+    return (f"Host-bound runs: {' | '.join(pair.host_bound_reasons)}. "
+            f"{advice_sentence(pair.host_bound_reasons)}")
 
 
 def fidelity_cell(pair: Pair) -> str:
