@@ -298,7 +298,11 @@ def summary_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
         else:
             ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: _short_number(v)))
         ax.grid(True, alpha=0.3, which="both")
-        ax.legend()
+        if ax.get_lines():
+            ax.legend()
+        else:  # say so, rather than leave a blank panel with an empty legend
+            ax.text(0.5, 0.5, f"no run measured {metric}", transform=ax.transAxes,
+                    ha="center", va="center", color="grey")
     fig.tight_layout()
     paths = _save(fig, out_dir, "summary" + _suffix(analysis, group))
     plt.close(fig)

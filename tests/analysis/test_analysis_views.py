@@ -112,6 +112,9 @@ def test_stress_test_modes_and_implementations_by_size(tmp_path: Path) -> None:
     _absent(text, "not compared", "## RTT test", "Ablations", "Verdicts about the placements")
 
 
+# A latency test has no throughput: its summary panel says so instead of drawing an
+# empty legend (matplotlib's "No artists with labels" warning).
+@pytest.mark.filterwarnings("error::UserWarning")
 def test_nothing_compared_leaves_out_every_comparison(tmp_path: Path) -> None:
     """One size, one implementation, one mode: a description, no verdicts."""
     camp = write_views_campaign(tmp_path / "c", sizes=(1052,), agents=("native",),
