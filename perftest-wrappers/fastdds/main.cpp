@@ -805,7 +805,7 @@ int main(int argc, char **argv)
   pr_init(opt.format, opt.print_intervals, opt.print_headers, opt.cpu, opt.data_len);
   create_participant();
   int rc = opt.pub ? run_publisher() : run_subscriber();
-  ms_exit_if_large(rc);  // a large test leaves here, without DDS teardown (measure.c)
+  ms_exit_if_no_teardown(rc);  // a large or signalled test leaves here (measure.c)
   dp->delete_contained_entities();
   DomainParticipantFactory::get_instance()->delete_participant(dp);
   ms_print_exit(rc);

@@ -152,29 +152,25 @@ void ms_print_multicast(void)
             o->mcast_addr[0], o->mcast_addr[1], o->mcast_addr[2]);
 }
 
-/* Prints the exit line with why the DDS teardown is skipped, and leaves. */
+/* Prints the exit line with why the DDS teardown is skipped, and leaves (stdout is
+   already flushed). */
 static void exit_without_teardown(int rc, const char *why)
 {
-  fflush(stdout);
   fprintf(stderr, "%s %d: exit %d after %.2f s (%s: DDS teardown skipped)\n", ms_role(), ms_id(),
           rc, ms_since_start(), why);
   fflush(stderr);
   _exit(rc);
 }
 
-void ms_exit_if_large(int rc)
+void ms_exit_if_no_teardown(int rc)
 {
-  fflush(stdout);
+  fflush(stdout); /* the results are out before a teardown that can take seconds */
   /* Large test: the results are printed and the FINISHED exchange is over, so leave
      without the middleware's orderly teardown. With 150 processes on 2 cores Cyclone's
      dds_delete took 2.5-5 s per process (measured: writer linger, disposes to every peer,
      thread joins, all waiting for a CPU), only to tell peers that are leaving too; they
      drop this participant by its lease. Small tests delete the participant as usual. */
   if (pt_large_test(o)) exit_without_teardown(rc, "large test");
-}
-
-void ms_exit_if_stopped(int rc)
-{
   /* Stopped by SIGTERM or SIGINT: the summary so far is printed. The orderly teardown can
      wait on peers that are still sending (a native subscriber stopped while an unpaced
      publisher kept writing to it: dds_delete had not returned 10 s later in 3 of 12

@@ -65,12 +65,10 @@ void ms_print_startup(const char *prog, const char *middleware, const char *vers
 /* -outputFile: stdout appended to that file. 0, or 2 after Perftest's message. */
 int ms_open_output_file(void);
 void ms_print_multicast(void); /* the -multicast groups line, when -multicast */
-/* After the run: flushes stdout; in a large test prints the exit line and _exits (no DDS
-   teardown: peers drop this participant by its lease). */
-void ms_exit_if_large(int rc);
-/* After a run that SIGTERM or SIGINT stopped: prints the exit line and _exits (no DDS
-   teardown, which can wait on peers still sending). The Cyclone agent calls it. */
-void ms_exit_if_stopped(int rc);
+/* After the run: flushes stdout; in a large test, or one that SIGTERM or SIGINT stopped,
+   prints the exit line and _exits without DDS teardown (peers drop this participant by its
+   lease; a teardown can wait on peers still sending). The Cyclone agent calls it. */
+void ms_exit_if_no_teardown(int rc);
 void ms_print_exit(int rc); /* "<role> <id>: exit <rc> after <s> s" */
 
 /* ---- effective QoS ------------------------------------------------------------------ */
