@@ -42,6 +42,11 @@ Window metrics (``metrics``; per host in ``per_host``):
 - ``pub_rate_achieved_share``: paced runs, publication rate achieved / requested.
 - ``capture_drop_share``: packets tcpdump lost in the kernel / packets it received: a
   warning on the wire evidence, not a bound.
+- ``steal_share``: on a virtual machine, the largest share of the window the hypervisor
+  kept one of this machine's CPUs from running it (steal time, ``/proc/stat``; per CPU in
+  ``steal_per_cpu``). A CPU whose hosts are pinned to it loses that much of its capacity
+  to another tenant: a warning above ``STEAL_WARNING_SHARE``, not a bound (whether the
+  hosts still got their allocation is the shortfall check's question).
 
 A sampler that gives nothing (cyclictest refused to start, say) is a warning in the run
 and in the report, never a silent gap.
@@ -70,6 +75,11 @@ from experiments import udpstats
 from mcastlab.testbed import Testbed
 
 PSI_CPU = Path("/proc/pressure/cpu")
+PROC_STAT = Path("/proc/stat")
+# Steal above this share of the window on any CPU is a warning in the run and the report.
+# Measured: 12-18% of CPU 0 of a 2-vCPU VM in 11 of 12 pinned 1x1 runs, 0.3-1.3% of CPU 1
+# (experiments/README.md, "Run-to-run spread at small counts").
+STEAL_WARNING_SHARE = 0.05
 SOFTNET = Path("/proc/net/softnet_stat")
 CYCLICTEST = "cyclictest"
 # The timer every sampler runs: 1 ms period, SCHED_OTHER like an agent thread, one thread,
@@ -282,6 +292,58 @@ def wakeup_percentiles(histogram: dict[str, int]) -> tuple[float, float]:
     return p99, float(pairs[-1][0])
 
 
+def parse_steal(text: str) -> dict[str, int]:
+    r"""Steal time per CPU, in clock ticks, from ``/proc/stat`` text (the eighth value of
+    each ``cpuN`` line).
+
+    >>> parse_steal("cpu  9 0 9 9 0 0 9 7 0 0\ncpu0 4 0 4 4 0 0 4 5 0 0\ncpu1 5 0 5 5 0 0 5 2\n")
+    {'cpu0': 5, 'cpu1': 2}
+    """
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) > 8 and f[0].startswith("cpu") and f[0] != "cpu":
+            out[f[0]] = int(f[8])
+    return out
+
+
+def read_steal(path: Path = PROC_STAT) -> dict[str, int]:
+    try:
+        return parse_steal(path.read_text())
+    except OSError:
+        return {}
+
+
+def steal_shares(a: dict[str, int], b: dict[str, int], window_s: float,
+                 ticks_per_s: float) -> dict[str, float]:
+    """Each CPU's steal over a window, as a share of it.
+
+    >>> steal_shares({"cpu0": 100, "cpu1": 7}, {"cpu0": 220, "cpu1": 8}, 10.0, 100)
+    {'cpu0': 0.12, 'cpu1': 0.001}
+    """
+    return {c: round((b[c] - a[c]) / ticks_per_s / window_s, 4) for c in a if c in b}
+
+
+def steal_warning(per_cpu: dict[str, float]) -> str | None:
+    """The warning for a CPU the hypervisor took over ``STEAL_WARNING_SHARE`` of.
+
+    >>> steal_warning({"cpu0": 0.124, "cpu1": 0.009})[:60]
+    'the hypervisor kept CPU 0 from this machine 12.4% of the win'
+    >>> steal_warning({"cpu0": 0.01}) is None
+    True
+    """
+    high = {c: v for c, v in per_cpu.items() if v > STEAL_WARNING_SHARE}
+    if not high:
+        return None
+    cpus = ", ".join(f"CPU {c.removeprefix('cpu')} {v:.1%}" for c, v in high.items())
+    first, share = next(iter(high.items()))
+    text = (f"the hypervisor kept CPU {first.removeprefix('cpu')} from this machine "
+            f"{share:.1%} of the window" if len(high) == 1
+            else f"the hypervisor kept CPUs from this machine ({cpus} of the window)")
+    return (text + " (steal time): another tenant shares these CPUs, and hosts pinned to "
+            "them had that much less of the machine; a run on a quiet machine can differ")
+
+
 def _share(num: float, den: float) -> float | None:
     return num / den if den > 0 else None
 
@@ -355,6 +417,8 @@ class Monitor:
         self._softnet1: tuple[int, int] | None = None
         self._ksoft0: dict[str, int] = {}
         self._ksoft1: dict[str, int] = {}
+        self._steal0: dict[str, int] = {}
+        self._steal1: dict[str, int] = {}
         self._samplers: dict[str, subprocess.Popen[bytes]] = {}
         self._sampler_exit: dict[str, int | None] = {}  # exit status before we stopped it
         self.notes: list[str] = []
@@ -379,6 +443,7 @@ class Monitor:
         self.t_open = time.monotonic()
         self._psi0 = self._psi_per_server()
         self._udp0 = udpstats.read(self.net, self.agent_hosts)
+        self._steal0 = read_steal()
         if self.cpu is not None:
             self._cpu0 = self.cpu.snapshot()
             self._softnet0 = read_softnet()
@@ -394,6 +459,7 @@ class Monitor:
         self.t_close = time.monotonic()
         self._psi1 = self._psi_per_server()
         self._udp1 = udpstats.read(self.net, self.agent_hosts)
+        self._steal1 = read_steal()
         if self.cpu is not None:
             self._cpu1 = self.cpu.snapshot()
             self._softnet1 = read_softnet()
@@ -454,7 +520,7 @@ class Monitor:
         metrics: dict[str, float | None] = dict.fromkeys(
             ["socket_drop_share", "capture_drop_share", "cpu_pressure_some_share",
              "cpu_busy_share", "wakeup_p99_us", "wakeup_max_us", "throttled_share",
-             "pub_rate_achieved_share"])
+             "pub_rate_achieved_share", "steal_share"])
         if self.cpu is not None:
             metrics.update(dict.fromkeys(
                 ["shortfall_share", "starved_share", "allocation_share", "plane_wakeup_p99_us",
@@ -464,7 +530,12 @@ class Monitor:
         if self.t_open is not None and self.t_close is not None:
             window = self.t_close - self.t_open
         per_server: dict[str, dict[str, float | None]] = {}
+        steal: dict[str, float] = {}
         if window and window > 0:
+            steal = steal_shares(self._steal0, self._steal1, window,
+                                 os.sysconf("SC_CLK_TCK"))
+            if steal:
+                metrics["steal_share"] = max(steal.values())
             for srv, a in self._psi0.items():
                 b = self._psi1.get(srv)
                 share = None if a is None or b is None else round((b - a) / 1e6 / window, 4)
@@ -511,7 +582,7 @@ class Monitor:
             metrics["capture_drop_share"] = _round(_share(lost, got + lost))
         out: dict[str, Any] = {"metrics": metrics, "per_host": per_host,
                                "window_s": None if window is None else round(window, 3),
-                               "thresholds": self.th.model_dump()}
+                               "steal_per_cpu": steal, "thresholds": self.th.model_dump()}
         if self.cpu is None:
             bound, reasons = judge(metrics, self.th)
             out.update(bound=bound, reasons=reasons)
@@ -530,6 +601,9 @@ class Monitor:
         short = short_window_warning(window, cfg.get("execution_time"))
         if short:
             warnings.append(short)
+        stolen = steal_warning(steal)
+        if stolen:
+            warnings.append(stolen)
         cds = metrics["capture_drop_share"]
         if cds is not None and cds > 0.01:
             warnings.append(f"tcpdump lost {cds:.0%} of the packets: wire evidence undercounts")

@@ -119,3 +119,20 @@ def test_a_short_measurement_window_is_a_warning() -> None:
     # half the run and more, no run length or no window: nothing to warn about
     for window, secs in ((10.0, 20), (36.8, 40), (None, 20), (5.0, 0), (5.0, None)):
         assert fidelity.short_window_warning(window, secs) is None, (window, secs)
+
+
+def test_steal_time_per_cpu_and_its_warning() -> None:
+    """A 2-vCPU VM's pinned pilot: the hypervisor took 12% of CPU 0 and 1% of CPU 1."""
+    text0 = "cpu  1 0 1 1 0 0 0 0 0 0\ncpu0 1 0 1 1 0 0 0 100 0 0\ncpu1 1 0 1 1 0 0 0 7 0 0\n"
+    text1 = "cpu  1 0 1 1 0 0 0 0 0 0\ncpu0 1 0 1 1 0 0 0 220 0 0\ncpu1 1 0 1 1 0 0 0 17 0 0\n"
+    a, b = fidelity.parse_steal(text0), fidelity.parse_steal(text1)
+    assert a == {"cpu0": 100, "cpu1": 7}  # the eighth value; the machine-wide line is not a CPU
+    shares = fidelity.steal_shares(a, b, 10.0, 100)
+    assert shares == {"cpu0": 0.12, "cpu1": 0.01}
+    w = fidelity.steal_warning(shares)
+    assert w is not None and w.startswith("the hypervisor kept CPU 0 from this machine 12.0%")
+    assert "CPU 1" not in w and "(steal time)" in w
+    both = fidelity.steal_warning({"cpu0": 0.12, "cpu1": 0.08})
+    assert both is not None and "CPU 0 12.0%, CPU 1 8.0%" in both
+    assert fidelity.steal_warning({"cpu0": fidelity.STEAL_WARNING_SHARE, "cpu1": 0.0}) is None
+    assert fidelity.steal_warning({}) is None

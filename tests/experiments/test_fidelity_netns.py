@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from experiments import fidelity
 from mcastlab import paths
 
 pytestmark = pytest.mark.timeout(600)
@@ -72,6 +73,12 @@ def test_paced_1x1_is_network_bound(tmp_path: Path) -> None:
     assert m["pub_rate_achieved_share"] >= 0.95
     assert m["wakeup_p99_us"] is not None and m["cpu_pressure_some_share"] is not None
     assert fid["window_s"] >= 3
+    # steal time, one share per CPU of this machine; a warning exactly when one is high
+    steal = fid["steal_per_cpu"]
+    assert sorted(steal) == sorted(fidelity.read_steal()), steal  # this machine's CPUs
+    assert all(0 <= v <= 1 for v in steal.values()) and m["steal_share"] == max(steal.values())
+    warned = [w for w in fid["warnings"] if "(steal time)" in w]
+    assert bool(warned) == (m["steal_share"] > fidelity.STEAL_WARNING_SHARE), fid
 
 
 def test_unpaced_75x75_is_judged_on_its_window(tmp_path: Path) -> None:
