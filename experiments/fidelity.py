@@ -77,9 +77,10 @@ from mcastlab.testbed import Testbed
 PSI_CPU = Path("/proc/pressure/cpu")
 PROC_STAT = Path("/proc/stat")
 # Steal above this share of the window on any CPU is a warning in the run and the report.
-# Measured: 12-18% of CPU 0 of a 2-vCPU VM in 11 of 12 pinned 1x1 runs, 0.3-1.3% of CPU 1
-# (experiments/README.md, "Run-to-run spread at small counts").
-STEAL_WARNING_SHARE = 0.05
+# Measured on a 2-vCPU VM, 12 pinned 1x1 runs: under 2% steal 46.1-52.6 k samples/s, 2-11%
+# steal 41.2-47.6 k; throughput fell as steal rose, r = -0.91 (experiments/README.md,
+# "Run-to-run spread at small counts").
+STEAL_WARNING_SHARE = 0.02
 SOFTNET = Path("/proc/net/softnet_stat")
 CYCLICTEST = "cyclictest"
 # The timer every sampler runs: 1 ms period, SCHED_OTHER like an agent thread, one thread,
@@ -340,8 +341,9 @@ def steal_warning(per_cpu: dict[str, float]) -> str | None:
     text = (f"the hypervisor kept CPU {first.removeprefix('cpu')} from this machine "
             f"{share:.1%} of the window" if len(high) == 1
             else f"the hypervisor kept CPUs from this machine ({cpus} of the window)")
-    return (text + " (steal time): another tenant shares these CPUs, and hosts pinned to "
-            "them had that much less of the machine; a run on a quiet machine can differ")
+    return (text + " (steal time): another tenant of the physical machine used these CPUs, "
+            "and runs with steal spread more (in a pinned 1x1 pilot, throughput fell as "
+            "steal rose); a host's idle share counts the stolen time")
 
 
 def _share(num: float, den: float) -> float | None:
