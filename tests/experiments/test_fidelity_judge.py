@@ -136,3 +136,18 @@ def test_steal_time_per_cpu_and_its_warning() -> None:
     assert both is not None and "CPU 0 12.0%, CPU 1 8.0%" in both
     assert fidelity.steal_warning({"cpu0": fidelity.STEAL_WARNING_SHARE, "cpu1": 0.0}) is None
     assert fidelity.steal_warning({}) is None
+
+
+def test_steal_is_a_bound_only_when_asked() -> None:
+    """Off by default (a warning); ``max_steal_share`` below 1 makes it the emulator's
+    failure with CPU-limited hosts and a host-bound reason with unlimited ones."""
+    limited = {"throttled_share": 0.98, "shortfall_share": 0.0, "steal_share": 0.107}
+    assert fidelity.judge_limited(limited, fidelity.Thresholds())[0] == "saturated"
+    assert fidelity.judge({"steal_share": 0.107}, fidelity.Thresholds()) == ("network", [])
+    th = fidelity.Thresholds.from_dict({"max_steal_share": 0.02})
+    bound, emulator, _ = fidelity.judge_limited(limited, th)
+    assert bound == "host"
+    assert emulator == ["CPU time the hypervisor took from this machine (steal, worst CPU): "
+                        "10.7% (limit 2.0%)"]
+    assert fidelity.judge({"steal_share": 0.107}, th)[0] == "host"
+    assert fidelity.judge({"steal_share": 0.01}, th) == ("network", [])

@@ -47,7 +47,7 @@ BASE: dict[str, Any] = {
 # across them changes the verdict's reasons.
 METRICS = {"socket_drop_share": 0.05, "cpu_pressure_some_share": 0.9, "wakeup_p99_us": 10000.0,
            "throttled_share": 0.6, "pub_rate_achieved_share": 0.9, "shortfall_share": 0.12,
-           "plane_wakeup_p99_us": 6000.0, "softnet_drop_share": 0.002}
+           "plane_wakeup_p99_us": 6000.0, "softnet_drop_share": 0.002, "steal_share": 0.05}
 
 # key -> (value to set, layer that must change). Dotted keys are set in BASE.
 ALTERNATIVES: dict[str, tuple[Any, str]] = {
@@ -102,6 +102,7 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "fidelity.max_allocation_shortfall": (0.5, "fidelity"),
     "fidelity.max_plane_wakeup_p99_us": (20000.0, "fidelity"),
     "fidelity.max_softnet_drop_share": (0.5, "fidelity"),
+    "fidelity.max_steal_share": (0.02, "fidelity"),
     "resources": (False, "runs"),  # the resource table is sampled or not
     "cluster": ({"servers": ["localhost", "10.0.0.2"]}, "runs"),  # the servers, per run
     "quick": ({"matrix": {"execution_time": 3}}, "quick"),
