@@ -67,7 +67,7 @@ int ms_open_output_file(void);
 void ms_print_multicast(void); /* the -multicast groups line, when -multicast */
 /* After the run: flushes stdout; in a large test, or one that SIGTERM or SIGINT stopped,
    prints the exit line and _exits without DDS teardown (peers drop this participant by its
-   lease; a teardown can wait on peers still sending). The Cyclone agent calls it. */
+   lease; a teardown can wait on peers still sending). Both agents call it. */
 void ms_exit_if_no_teardown(int rc);
 void ms_print_exit(int rc); /* "<role> <id>: exit <rc> after <s> s" */
 
