@@ -69,13 +69,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 from pydantic import BaseModel, ConfigDict, Field
 
 from experiments import udpstats
 from mcastlab.testbed import Testbed
 
 PSI_CPU = Path("/proc/pressure/cpu")
-PROC_STAT = Path("/proc/stat")
 # Steal above this share of the window on any CPU is a warning in the run and the report.
 # Measured on a 2-vCPU VM, 12 pinned 1x1 runs: under 2% steal 46.1-52.6 k samples/s, 2-11%
 # steal 41.2-47.6 k; throughput fell as steal rose, r = -0.91 (experiments/README.md,
@@ -303,36 +303,19 @@ def wakeup_percentiles(histogram: dict[str, int]) -> tuple[float, float]:
     return p99, float(pairs[-1][0])
 
 
-def parse_steal(text: str) -> dict[str, int]:
-    r"""Steal time per CPU, in clock ticks, from ``/proc/stat`` text (the eighth value of
-    each ``cpuN`` line).
-
-    >>> parse_steal("cpu  9 0 9 9 0 0 9 7 0 0\ncpu0 4 0 4 4 0 0 4 5 0 0\ncpu1 5 0 5 5 0 0 5 2\n")
-    {'cpu0': 5, 'cpu1': 2}
-    """
-    out: dict[str, int] = {}
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) > 8 and f[0].startswith("cpu") and f[0] != "cpu":
-            out[f[0]] = int(f[8])
-    return out
+def read_steal() -> dict[str, float]:
+    """Steal time per CPU so far, in seconds (psutil, from ``/proc/stat``)."""
+    return {f"cpu{i}": t.steal for i, t in enumerate(psutil.cpu_times(percpu=True))}
 
 
-def read_steal(path: Path = PROC_STAT) -> dict[str, int]:
-    try:
-        return parse_steal(path.read_text())
-    except OSError:
-        return {}
-
-
-def steal_shares(a: dict[str, int], b: dict[str, int], window_s: float,
-                 ticks_per_s: float) -> dict[str, float]:
+def steal_shares(a: dict[str, float], b: dict[str, float], window_s: float
+                 ) -> dict[str, float]:
     """Each CPU's steal over a window, as a share of it.
 
-    >>> steal_shares({"cpu0": 100, "cpu1": 7}, {"cpu0": 220, "cpu1": 8}, 10.0, 100)
+    >>> steal_shares({"cpu0": 1.0, "cpu1": 0.07}, {"cpu0": 2.2, "cpu1": 0.08}, 10.0)
     {'cpu0': 0.12, 'cpu1': 0.001}
     """
-    return {c: round((b[c] - a[c]) / ticks_per_s / window_s, 4) for c in a if c in b}
+    return {c: round((b[c] - a[c]) / window_s, 4) for c in a if c in b}
 
 
 def steal_warning(per_cpu: dict[str, float]) -> str | None:
@@ -429,8 +412,8 @@ class Monitor:
         self._softnet1: tuple[int, int] | None = None
         self._ksoft0: dict[str, int] = {}
         self._ksoft1: dict[str, int] = {}
-        self._steal0: dict[str, int] = {}
-        self._steal1: dict[str, int] = {}
+        self._steal0: dict[str, float] = {}
+        self._steal1: dict[str, float] = {}
         self._samplers: dict[str, subprocess.Popen[bytes]] = {}
         self._sampler_exit: dict[str, int | None] = {}  # exit status before we stopped it
         self.notes: list[str] = []
@@ -544,8 +527,7 @@ class Monitor:
         per_server: dict[str, dict[str, float | None]] = {}
         steal: dict[str, float] = {}
         if window and window > 0:
-            steal = steal_shares(self._steal0, self._steal1, window,
-                                 os.sysconf("SC_CLK_TCK"))
+            steal = steal_shares(self._steal0, self._steal1, window)
             if steal:
                 metrics["steal_share"] = max(steal.values())
             for srv, a in self._psi0.items():

@@ -123,11 +123,8 @@ def test_a_short_measurement_window_is_a_warning() -> None:
 
 def test_steal_time_per_cpu_and_its_warning() -> None:
     """A 2-vCPU VM's pinned pilot: the hypervisor took 12% of CPU 0 and 1% of CPU 1."""
-    text0 = "cpu  1 0 1 1 0 0 0 0 0 0\ncpu0 1 0 1 1 0 0 0 100 0 0\ncpu1 1 0 1 1 0 0 0 7 0 0\n"
-    text1 = "cpu  1 0 1 1 0 0 0 0 0 0\ncpu0 1 0 1 1 0 0 0 220 0 0\ncpu1 1 0 1 1 0 0 0 17 0 0\n"
-    a, b = fidelity.parse_steal(text0), fidelity.parse_steal(text1)
-    assert a == {"cpu0": 100, "cpu1": 7}  # the eighth value; the machine-wide line is not a CPU
-    shares = fidelity.steal_shares(a, b, 10.0, 100)
+    a, b = {"cpu0": 1.0, "cpu1": 0.07}, {"cpu0": 2.2, "cpu1": 0.17}  # seconds of steal
+    shares = fidelity.steal_shares(a, b, 10.0)
     assert shares == {"cpu0": 0.12, "cpu1": 0.01}
     w = fidelity.steal_warning(shares)
     assert w is not None and w.startswith("the hypervisor kept CPU 0 from this machine 12.0%")
