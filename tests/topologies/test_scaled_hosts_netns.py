@@ -21,7 +21,10 @@
 - The wake-up sampler (cyclictest) reports inside every CPU-limited host.
 
 The throughput comparisons alternate the two conditions (A B A B ...) and compare medians,
-so a slow drift of the shared machine does not decide them.
+so a slow drift of the shared machine does not decide them. Every measurement is taken
+again while the hypervisor kept a CPU from this machine over 2% of its time (steal
+time); a test that gets no measurement under that in 3 attempts is skipped, naming the
+steal: the known answers are about the emulator, not about another tenant's load.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -45,6 +50,7 @@ pytestmark = [
 ]
 
 ROUNDS = 3  # alternations per comparison
+T = TypeVar("T")
 
 
 def _lan(cores: float, hosts: int = 4, pin: bool = False) -> Any:
@@ -58,6 +64,13 @@ def _ready(net: testbed.Testbed) -> Any:
     return net
 
 
+def _unstolen(measure: Callable[[], T], what: str) -> T:
+    try:
+        return scaled.unstolen(measure, what)
+    except scaled.HypervisorBusy as e:
+        pytest.skip(str(e))
+
+
 def _agent() -> None:
     if not os.access(paths.NATIVE_AGENT, os.X_OK):
         pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
@@ -69,11 +82,13 @@ def test_isolation_from_saturated_neighbours(workdir: Path) -> None:
         _ready(net)
         idle, loaded = [], []
         for i in range(ROUNDS):
-            idle.append(scaled.throughput(net, workdir, f"idle{i}"))
+            idle.append(_unstolen(partial(scaled.throughput, net, workdir, f"idle{i}"),
+                                  f"neighbours idle, round {i}"))
             busy = scaled.busy(net, ["h3", "h4"], 2)
             try:
                 time.sleep(0.5)
-                loaded.append(scaled.throughput(net, workdir, f"loaded{i}"))
+                loaded.append(_unstolen(partial(scaled.throughput, net, workdir, f"loaded{i}"),
+                                        f"neighbours saturated, round {i}"))
             finally:
                 scaled.stop(busy)
     a, b = statistics.median(idle), statistics.median(loaded)
@@ -83,6 +98,8 @@ def test_isolation_from_saturated_neighbours(workdir: Path) -> None:
     # (idle 148k-181k, loaded 183k-200k samples/s): the idle runs alone spread by 20%, and
     # with the other CPUs idle the host was slower, not faster (wake-ups from idle CPUs), so
     # the test holds the bound the measurements allow; an unlimited neighbour takes ~80%.
+    # A fresh CI machine once read 0.774 (idle 154k-166k, loaded 126k-137k; steal not yet
+    # recorded); eight 4-round pilots with steal mostly under 2% read 0.954-1.032.
     assert abs(b / a - 1) <= 0.20, (idle, loaded)
 
 
@@ -92,9 +109,10 @@ def test_throughput_proportional_to_cores(workdir: Path) -> None:
     for i in range(ROUNDS):
         for cores in (0.2, 0.3, 0.5):
             with topologies.build(_lan(cores, hosts=2), workdir=workdir / f"{cores}-{i}") as net:
-                per_core.setdefault(cores, []).append(scaled.throughput(
-                    _ready(net), workdir / f"{cores}-{i}", "p", seconds=6, reliable=False)
-                    / cores)
+                _ready(net)
+                per_core.setdefault(cores, []).append(_unstolen(
+                    partial(scaled.throughput, net, workdir / f"{cores}-{i}", "p", seconds=6,
+                            reliable=False), f"{cores:g} core, round {i}") / cores)
     med = {c: statistics.median(v) for c, v in per_core.items()}
     mean = statistics.mean(med.values())
     print("proportionality: samples/s per core " + ", ".join(
@@ -105,10 +123,12 @@ def test_throughput_proportional_to_cores(workdir: Path) -> None:
 
 def test_saturated_hosts_with_honoured_quotas_are_faithful(workdir: Path) -> None:
     with topologies.build(_lan(0.4), workdir=workdir) as net:
-        fid = scaled.monitor_under_load(net, workdir, {h: 2 for h in ("h1", "h2", "h3", "h4")})
+        fid = _unstolen(lambda: scaled.monitor_under_load(
+            net, workdir, {h: 2 for h in ("h1", "h2", "h3", "h4")}), "4 saturated hosts")
     m = fid["metrics"]
     print("honoured:", {k: m[k] for k in ("shortfall_share", "allocation_share",
-                                          "throttled_share", "plane_wakeup_p99_us")})
+                                          "throttled_share", "plane_wakeup_p99_us",
+                                          "steal_share")})
     assert fid["bound"] == "saturated", fid
     assert m["throttled_share"] > 0.9
     assert m["allocation_share"] > 0.9
