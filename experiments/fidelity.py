@@ -204,6 +204,32 @@ def judge_limited(metrics: dict[str, float | None], th: Thresholds
     return bound, emulator, saturation
 
 
+def stolen_only(fid: dict[str, Any]) -> float | None:
+    """The worst CPU's steal share when steal time alone made a run host-bound
+    (``max_steal_share`` crossed, every other check within its limit), else None.
+
+    Such a run measured another tenant of the physical machine, not the emulator or the
+    modes: the runner takes it again within the campaign's ``retries``.
+
+    >>> th = Thresholds(max_steal_share=0.02).model_dump()
+    >>> stolen_only({"bound": "host", "metrics": {"steal_share": 0.07}, "thresholds": th})
+    0.07
+    >>> stolen_only({"bound": "host", "thresholds": th,
+    ...              "metrics": {"steal_share": 0.07, "socket_drop_share": 0.2}}) is None
+    True
+    """
+    if fid.get("bound") != "host":
+        return None
+    th = Thresholds.from_dict(fid.get("thresholds"))
+    metrics = dict(fid.get("metrics") or {})
+    steal = metrics.pop("steal_share", None)
+    if steal is None or steal <= th.max_steal_share:
+        return None
+    limited = "emulator" in fid  # CPU-limited hosts are judged on the emulator's checks
+    rest = judge_limited(metrics, th)[0] if limited else judge(metrics, th)[0]
+    return steal if rest != "host" else None
+
+
 def saturation_text(cores: float | None, metrics: dict[str, float | None]) -> str:
     """'hosts saturated at 0.4 core: throttled in 98% of CFS periods, 1.0% socket drops'.
 

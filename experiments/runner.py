@@ -276,16 +276,29 @@ class CampaignRunner:
                 out.append((rid, keys or ["config.json unreadable"]))
         return out
 
-    def _supersede(self, run_ids: list[str]) -> None:
-        """Move finished runs out of the way into superseded/<UTC time>/, never delete."""
-        dest = self.root / "superseded" / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    def _supersede(self, run_ids: list[str], why: str = "--redo") -> Path:
+        """Move finished runs out of the way into superseded/<UTC time>/, never delete;
+        returns that directory."""
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+        dest = self.root / "superseded" / stamp
+        n = 1
+        while dest.exists():  # two in the same second: a new directory, never a merge
+            n += 1
+            dest = self.root / "superseded" / f"{stamp}-{n}"
         dest.mkdir(parents=True, exist_ok=False)
         for rid in run_ids:
             src = results.run_dir(self.root, rid)
             if src.is_symlink() or not src.is_dir():
                 raise CampaignConflict(f"{src}: not a run directory (refusing to move it)")
             os.replace(src, dest / rid)
-            print(f"mcastlab run: --redo: {rid} moved to {dest / rid}", flush=True)
+            print(f"mcastlab run: {why}: {rid} moved to {dest / rid}", flush=True)
+        return dest
+
+    def _stolen(self, rid: str) -> float | None:
+        """The steal share when a finished run is host-bound for steal time alone."""
+        man = results.read_json(results.run_dir(self.root, rid) / "manifest.json")
+        fid = man.get("fidelity") if isinstance(man, dict) else None
+        return fidelity.stolen_only(fid) if isinstance(fid, dict) else None
 
     def _run_with_retries(self, cfg: dict[str, Any], index: results.CampaignIndex,
                           prog: Progress) -> str:
@@ -304,6 +317,17 @@ class CampaignRunner:
                 reason = str(exc) if isinstance(exc, RunFailed) else f"{type(exc).__name__}: {exc}"
                 prog.log(f"{rid}: attempt {attempt}/{tries} failed: {reason}")
                 index.update(rid, status="failed", reason=reason)
+                continue
+            stolen = self._stolen(rid)
+            if stolen is not None and attempt < tries:
+                # max_steal_share crossed and nothing else: the hypervisor's other tenant,
+                # not the emulator or the modes, slowed this run; it is taken again.
+                limit = fidelity.Thresholds.from_dict(cfg.get("fidelity")).max_steal_share
+                prog.log(f"{rid}: attempt {attempt}/{tries}: host-bound for steal time alone "
+                         f"(the hypervisor took {stolen:.1%} of a CPU, max_steal_share "
+                         f"{limit:.1%}): kept in superseded/, running it again")
+                self._supersede([rid], why="steal time")
+                index.update(rid, status="incomplete", reason=f"steal {stolen:.1%}: run again")
                 continue
             index.update(rid, status="complete", reason="")
             prog.end_run("complete")

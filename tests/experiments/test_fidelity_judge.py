@@ -148,3 +148,33 @@ def test_steal_is_a_bound_only_when_asked() -> None:
                         "10.7% (limit 2.0%)"]
     assert fidelity.judge({"steal_share": 0.107}, th)[0] == "host"
     assert fidelity.judge({"steal_share": 0.01}, th) == ("network", [])
+
+
+def test_a_run_host_bound_for_steal_alone_is_told_apart() -> None:
+    """What the runner takes again: host-bound with steal over ``max_steal_share`` and
+    every other check within its limit, for either kind of host; never with the default
+    (steal only a warning), nor when another check failed too."""
+    th = fidelity.Thresholds.from_dict({"max_steal_share": 0.02})
+    limited = {"throttled_share": 0.98, "shortfall_share": 0.0, "steal_share": 0.107}
+    bound, emulator, saturation = fidelity.judge_limited(limited, th)
+    fid = {"bound": bound, "metrics": limited, "thresholds": th.model_dump(),
+           "emulator": {"reasons": emulator}, "saturation": saturation}
+    assert fidelity.stolen_only(fid) == 0.107
+    # the same with a starved host: the emulator failed as well, the run is a finding
+    starved = limited | {"shortfall_share": 0.28}
+    fid_starved = fid | {"metrics": starved}
+    assert fidelity.judge_limited(starved, th)[0] == "host"
+    assert fidelity.stolen_only(fid_starved) is None
+    # unlimited hosts: steal alone, then steal with socket drops
+    plain = {"steal_share": 0.05, "socket_drop_share": 0.0}
+    assert fidelity.stolen_only({"bound": "host", "metrics": plain,
+                                 "thresholds": th.model_dump()}) == 0.05
+    dropped = plain | {"socket_drop_share": 0.2}
+    assert fidelity.stolen_only({"bound": "host", "metrics": dropped,
+                                 "thresholds": th.model_dump()}) is None
+    # the default: steal is a warning, the run is not host-bound, nothing is taken again
+    default = fidelity.Thresholds().model_dump()
+    assert fidelity.stolen_only({"bound": "saturated", "metrics": limited,
+                                 "thresholds": default, "emulator": {}}) is None
+    assert fidelity.stolen_only({"bound": "network", "metrics": plain,
+                                 "thresholds": default}) is None
