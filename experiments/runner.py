@@ -294,12 +294,6 @@ class CampaignRunner:
             print(f"mcastlab run: {why}: {rid} moved to {dest / rid}", flush=True)
         return dest
 
-    def _stolen(self, rid: str) -> float | None:
-        """The steal share when a finished run is host-bound for steal time alone."""
-        man = results.read_json(results.run_dir(self.root, rid) / "manifest.json")
-        fid = man.get("fidelity") if isinstance(man, dict) else None
-        return fidelity.stolen_only(fid) if isinstance(fid, dict) else None
-
     def _run_with_retries(self, cfg: dict[str, Any], index: results.CampaignIndex,
                           prog: Progress) -> str:
         rid = cfg["run_id"]
@@ -309,7 +303,7 @@ class CampaignRunner:
             entry = index.get(rid)
             index.update(rid, attempts=int(entry.get("attempts", 0)) + 1, status="incomplete")
             try:
-                self.run_one(cfg, prog, attempt)
+                manifest = self.run_one(cfg, prog, attempt)
             except _Interrupted:
                 index.update(rid, status="incomplete", reason="interrupted")
                 raise
@@ -318,7 +312,8 @@ class CampaignRunner:
                 prog.log(f"{rid}: attempt {attempt}/{tries} failed: {reason}")
                 index.update(rid, status="failed", reason=reason)
                 continue
-            stolen = self._stolen(rid)
+            fid = manifest.get("fidelity")
+            stolen = fidelity.stolen_only(fid) if isinstance(fid, dict) else None
             if stolen is not None and attempt < tries:
                 # max_steal_share crossed and nothing else: the hypervisor's other tenant,
                 # not the emulator or the modes, slowed this run; it is taken again.
@@ -336,7 +331,9 @@ class CampaignRunner:
         return "failed"
 
     # ---- one run ---------------------------------------------------------------------
-    def run_one(self, cfg: dict[str, Any], prog: Progress, attempt: int = 1) -> None:
+    def run_one(self, cfg: dict[str, Any], prog: Progress, attempt: int = 1
+                ) -> dict[str, Any]:
+        """One run, written atomically into its directory; returns its manifest."""
         rid = cfg["run_id"]
         final = results.run_dir(self.root, rid)
         work = results.run_dir(self.root, rid, prefix=".", suffix=".partial")
@@ -382,6 +379,7 @@ class CampaignRunner:
             manifest["ended"] = _now()
             manifest["duration_s"] = round(time.monotonic() - t0, 3)
             self._finish(work, final, manifest)
+        return manifest
 
     def _finish(self, work: Path, final: Path, manifest: dict[str, Any]) -> None:
         """Manifest last, then the partial directory takes the run's name."""

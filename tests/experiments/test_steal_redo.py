@@ -1,6 +1,7 @@
 """The runner takes again a run host-bound for steal time alone (``max_steal_share`` set),
 within the campaign's ``retries``, keeping each slowed attempt in ``superseded/`` (no root:
-the run itself is replaced by one that writes a manifest with the fidelity it is given)."""
+the run itself is replaced by one that writes, and returns, a manifest with the fidelity it
+is given)."""
 
 from __future__ import annotations
 
@@ -49,13 +50,15 @@ def _campaign(tmp_path: Path, retries: int, steals: list[dict[str, Any]]
     index.set_runs(runner.all_runs)
     attempts: list[int] = []
 
-    def run_one(cfg: dict[str, Any], prog: Progress, attempt: int = 1) -> None:
+    def run_one(cfg: dict[str, Any], prog: Progress, attempt: int = 1) -> dict[str, Any]:
         final = results.run_dir(runner.root, cfg["run_id"])
         assert not final.exists()  # the slowed attempt was moved, not overwritten
         final.mkdir()
-        results.write_manifest(final, {"run_id": cfg["run_id"], "attempt": attempt,
-                                       "status": "complete", "fidelity": steals[attempt - 1]})
+        manifest = {"run_id": cfg["run_id"], "attempt": attempt, "status": "complete",
+                    "fidelity": steals[attempt - 1]}
+        results.write_manifest(final, manifest)
         attempts.append(attempt)
+        return manifest
 
     runner.run_one = run_one  # type: ignore[method-assign]
     with Progress(1, [1.0], enabled=False) as prog:
