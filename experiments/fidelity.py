@@ -344,6 +344,15 @@ def steal_shares(a: dict[str, float], b: dict[str, float], window_s: float
     return {c: round((b[c] - a[c]) / window_s, 4) for c in a if c in b}
 
 
+def worst_steal(per_cpu: dict[str, float]) -> float:
+    """The largest CPU's steal share (0 on a machine that reports none).
+
+    >>> worst_steal({"cpu0": 0.12, "cpu1": 0.001}), worst_steal({})
+    (0.12, 0.0)
+    """
+    return max(per_cpu.values(), default=0.0)
+
+
 def steal_warning(per_cpu: dict[str, float]) -> str | None:
     """The warning for a CPU the hypervisor took over ``STEAL_WARNING_SHARE`` of.
 
@@ -555,7 +564,7 @@ class Monitor:
         if window and window > 0:
             steal = steal_shares(self._steal0, self._steal1, window)
             if steal:
-                metrics["steal_share"] = max(steal.values())
+                metrics["steal_share"] = worst_steal(steal)
             for srv, a in self._psi0.items():
                 b = self._psi1.get(srv)
                 share = None if a is None or b is None else round((b - a) / 1e6 / window, 4)

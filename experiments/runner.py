@@ -317,7 +317,7 @@ class CampaignRunner:
             if stolen is not None and attempt < tries:
                 # max_steal_share crossed and nothing else: the hypervisor's other tenant,
                 # not the emulator or the modes, slowed this run; it is taken again.
-                limit = fidelity.Thresholds.from_dict(cfg.get("fidelity")).max_steal_share
+                limit = fidelity.Thresholds.from_dict(fid.get("thresholds")).max_steal_share
                 prog.log(f"{rid}: attempt {attempt}/{tries}: host-bound for steal time alone "
                          f"(the hypervisor took {stolen:.1%} of a CPU, max_steal_share "
                          f"{limit:.1%}): kept in superseded/, running it again")

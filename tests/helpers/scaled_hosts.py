@@ -38,7 +38,7 @@ def unstolen(measure: Callable[[], T], what: str, attempts: int = ATTEMPTS) -> T
         a, t0 = fidelity.read_steal(), time.monotonic()
         value = measure()
         shares = fidelity.steal_shares(a, fidelity.read_steal(), time.monotonic() - t0)
-        worst = max(shares.values(), default=0.0)
+        worst = fidelity.worst_steal(shares)
         if worst <= fidelity.STEAL_WARNING_SHARE:
             print(f"{what}: steal {worst:.1%} (worst CPU)")
             return value
