@@ -246,18 +246,23 @@ def load_campaign(path: str | Path) -> Campaign:
 
 def fidelity_row(fid: object) -> dict[str, object]:
     """``fidelity_bound`` (network | saturated | host | unknown), ``fidelity_reasons`` (why
-    host-bound) and ``fidelity_saturation`` (how CPU-limited hosts were saturated) of a
+    host-bound), ``fidelity_saturation`` (how CPU-limited hosts were saturated),
+    ``fidelity_warnings``, and ``fidelity_drops_cpu`` / ``fidelity_drops_by_cpu`` (the CPU
+    whose pinned hosts dropped the most socket datagrams, and the figures) of a
     run's manifest ``fidelity`` record (experiments/fidelity.py). ``saturated`` runs had
     faithful emulation of saturated fixed-capacity hosts: they give verdicts. Runs
     recorded before the monitor existed are ``unknown``, never taken as network-bound."""
     if not isinstance(fid, dict) or fid.get("bound") not in ("network", "saturated", "host"):
         return {"fidelity_bound": "unknown", "fidelity_reasons": "",
-                "fidelity_saturation": "", "fidelity_warnings": ""}
+                "fidelity_saturation": "", "fidelity_warnings": "",
+                "fidelity_drops_cpu": "", "fidelity_drops_by_cpu": ""}
     reasons = fid.get("reasons") or []
     return {"fidelity_bound": fid["bound"],
             "fidelity_reasons": "; ".join(str(r) for r in reasons),
             "fidelity_saturation": str(fid.get("saturation_text") or ""),
-            "fidelity_warnings": "; ".join(str(w) for w in fid.get("warnings") or [])}
+            "fidelity_warnings": "; ".join(str(w) for w in fid.get("warnings") or []),
+            "fidelity_drops_cpu": str(fid.get("most_drops_cpu") or ""),
+            "fidelity_drops_by_cpu": str(fid.get("drops_by_cpu_text") or "")}
 
 
 def _totals(records: object, *keys: str) -> list[int] | None:

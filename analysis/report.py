@@ -124,6 +124,9 @@ def fidelity_summary(analysis: Analysis) -> str:
             "the emulated hosts are machines of fixed capacity (CPU-limited) and each got its "
             "allocation, so their saturation is a property of the emulated machines, as of "
             f"the study's own VMs, and these runs give verdicts (e.g. {example}).")
+    by_cpu = drops_by_cpu_summary(runs)
+    if by_cpu:
+        lines.append(by_cpu)
     warned = runs[runs.get("fidelity_warnings", pd.Series("", index=runs.index))
                   .fillna("").astype(str) != ""]
     if len(warned):
@@ -132,6 +135,35 @@ def fidelity_summary(analysis: Analysis) -> str:
                      + (" …" if len(warned) > 5 else ""))
     lines.append(repetitions_summary(analysis))
     return "\n".join(lines) + "\n"
+
+
+def drops_by_cpu_summary(runs: pd.DataFrame) -> str:
+    """Which CPU's pinned hosts dropped the most socket datagrams, over the runs where that
+    could be told ('' when no run could): hosts of equal allocation are meant to be equal
+    machines, and a CPU whose hosts drop more turns into run-to-run spread.
+
+    >>> runs = pd.DataFrame({"run_id": ["a", "b", "c"],
+    ...                      "fidelity_drops_cpu": ["cpu0", "cpu0", ""],
+    ...                      "fidelity_drops_by_cpu": ["x", "CPU 0 (h1) 2.00%, CPU 1 (h2) 0.10%",
+    ...                                                ""]})
+    >>> drops_by_cpu_summary(runs)[:80]
+    'Socket drops by CPU: in 2 of 2 runs whose pinned hosts dropped datagrams, the ho'
+    """
+    col = runs.get("fidelity_drops_cpu", pd.Series("", index=runs.index)).fillna("").astype(str)
+    told = runs[col != ""]
+    if not len(told):
+        return ""
+    counts = col[col != ""].value_counts()
+    cpu, k = str(counts.index[0]), int(counts.iloc[0])
+    last = told[col[col != ""] == cpu].iloc[-1]
+    others = ", ".join(f"CPU {c.removeprefix('cpu')} in {int(n)}"
+                       for c, n in counts.iloc[1:].items())
+    return (f"Socket drops by CPU: in {k} of {len(told)} runs whose pinned hosts dropped "
+            f"datagrams, the hosts on CPU {cpu.removeprefix('cpu')} dropped the largest share"
+            + (f" ({others})" if others else "")
+            + f" (e.g. {last['run_id']}: {last['fidelity_drops_by_cpu']}). Hosts of equal "
+            "allocation are meant to be equal machines; where one CPU's hosts drop more, the "
+            "run-to-run spread follows that CPU (manifest `fidelity.per_cpu`).")
 
 
 def repetitions_summary(analysis: Analysis) -> str:

@@ -48,6 +48,13 @@ Window metrics (``metrics``; per host in ``per_host``):
   to another tenant: a warning above ``STEAL_WARNING_SHARE``; a bound (with either kind
   of host) only when ``max_steal_share`` is set below 1.
 
+Per CPU of this machine (``per_cpu``, :mod:`experiments.cpustats`): idle share, steal share,
+local timer interrupts per second and, with pinned hosts, the hosts on that CPU and their
+socket drop share. Recorded, never judged: hosts of equal allocation on different CPUs
+are meant to be equal machines, and this shows when they were not. When pinned hosts of
+two CPUs were counted and some dropped, ``most_drops_cpu`` names the CPU whose hosts
+dropped the largest share and ``drops_by_cpu_text`` gives the figures.
+
 A sampler that gives nothing (cyclictest refused to start, say) is a warning in the run
 and in the report, never a silent gap.
 
@@ -72,7 +79,7 @@ from typing import Any
 import psutil
 from pydantic import BaseModel, ConfigDict, Field
 
-from experiments import udpstats
+from experiments import cpustats, udpstats
 from mcastlab.testbed import Testbed
 
 PSI_CPU = Path("/proc/pressure/cpu")
@@ -449,6 +456,8 @@ class Monitor:
         self._ksoft1: dict[str, int] = {}
         self._steal0: dict[str, float] = {}
         self._steal1: dict[str, float] = {}
+        self._percpu0: dict[str, dict[str, float]] = {}
+        self._percpu1: dict[str, dict[str, float]] = {}
         self._samplers: dict[str, subprocess.Popen[bytes]] = {}
         self._sampler_exit: dict[str, int | None] = {}  # exit status before we stopped it
         self.notes: list[str] = []
@@ -474,6 +483,7 @@ class Monitor:
         self._psi0 = self._psi_per_server()
         self._udp0 = udpstats.read(self.net, self.agent_hosts)
         self._steal0 = read_steal()
+        self._percpu0 = cpustats.read()
         if self.cpu is not None:
             self._cpu0 = self.cpu.snapshot()
             self._softnet0 = read_softnet()
@@ -490,6 +500,7 @@ class Monitor:
         self._psi1 = self._psi_per_server()
         self._udp1 = udpstats.read(self.net, self.agent_hosts)
         self._steal1 = read_steal()
+        self._percpu1 = cpustats.read()
         if self.cpu is not None:
             self._cpu1 = self.cpu.snapshot()
             self._softnet1 = read_softnet()
@@ -561,6 +572,7 @@ class Monitor:
             window = self.t_close - self.t_open
         per_server: dict[str, dict[str, float | None]] = {}
         steal: dict[str, float] = {}
+        per_cpu: dict[str, dict[str, Any]] = {}
         if window and window > 0:
             steal = steal_shares(self._steal0, self._steal1, window)
             if steal:
@@ -580,6 +592,11 @@ class Monitor:
             for h, c in udp.items():
                 per_host[h]["socket_drop_share"] = _round(
                     _share(c["RcvbufErrors"], c["InDatagrams"] + c["RcvbufErrors"]))
+            pins = dict(getattr(self.cpu, "cpus", None) or {})
+            per_cpu = cpustats.window(self._percpu0, self._percpu1, window, pins, udp)
+            for cpu, share in steal.items():
+                if cpu in per_cpu:
+                    per_cpu[cpu]["steal_share"] = share
             lo, hi = self.t_open - t_rows0, self.t_close - t_rows0  # type: ignore[operator]
             busy = _busy_core_seconds(resource_rows, lo, hi)
             metrics["cpu_busy_share"] = _round(
@@ -611,7 +628,11 @@ class Monitor:
             metrics["capture_drop_share"] = _round(_share(lost, got + lost))
         out: dict[str, Any] = {"metrics": metrics, "per_host": per_host,
                                "window_s": None if window is None else round(window, 3),
-                               "steal_per_cpu": steal, "thresholds": self.th.model_dump()}
+                               "steal_per_cpu": steal, "per_cpu": per_cpu,
+                               "thresholds": self.th.model_dump()}
+        if cpustats.most_dropping_cpu(per_cpu):  # pinned hosts of more than one CPU dropped
+            out["most_drops_cpu"] = cpustats.most_dropping_cpu(per_cpu)
+            out["drops_by_cpu_text"] = cpustats.drops_text(per_cpu)
         if self.cpu is None:
             bound, reasons = judge(metrics, self.th)
             out.update(bound=bound, reasons=reasons)

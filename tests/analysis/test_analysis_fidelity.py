@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from analysis import dominance, load, report, verdicts
@@ -69,3 +70,26 @@ def test_unknown_fidelity_is_not_network(bound_campaign: Path) -> None:
     assert load.fidelity_row(None)["fidelity_reasons"] == ""
     assert load.fidelity_row({"bound": "host", "reasons": ["x"]})["fidelity_bound"] == "host"
     assert load.fidelity_row({"bound": "odd"})["fidelity_bound"] == "unknown"
+
+
+def test_drops_by_cpu_are_summed_over_runs() -> None:
+    """The report names the CPU whose pinned hosts dropped the most, counted over the runs
+    that could tell, with one run's figures; nothing when no run could tell."""
+    def fid(cpu: str | None, text: str = "") -> dict[str, object]:
+        rec: dict[str, object] = {"bound": "saturated", "reasons": []}
+        if cpu:
+            rec.update(most_drops_cpu=cpu, drops_by_cpu_text=text)
+        return rec
+
+    records = [fid("cpu0", "CPU 0 (h1, h3) 14.00%, CPU 1 (h2, h4) 0.40%"),
+               fid("cpu1", "CPU 0 (h1, h3) 1.00%, CPU 1 (h2, h4) 2.00%"),
+               fid("cpu0", "CPU 0 (h1, h3) 11.00%, CPU 1 (h2, h4) 0.30%"), fid(None)]
+    runs = pd.DataFrame([{"run_id": f"r{i}", **load.fidelity_row(r)}
+                         for i, r in enumerate(records)])
+    text = report.drops_by_cpu_summary(runs)
+    assert text.startswith("Socket drops by CPU: in 2 of 3 runs whose pinned hosts dropped "
+                           "datagrams, the hosts on CPU 0 dropped the largest share "
+                           "(CPU 1 in 1)"), text
+    assert "r2: CPU 0 (h1, h3) 11.00%" in text  # the last such run's figures
+    assert report.drops_by_cpu_summary(runs.iloc[3:]) == ""
+    assert load.fidelity_row(None)["fidelity_drops_cpu"] == ""

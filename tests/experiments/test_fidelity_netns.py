@@ -79,6 +79,11 @@ def test_paced_1x1_is_network_bound(tmp_path: Path) -> None:
     assert all(0 <= v <= 1 for v in steal.values()) and m["steal_share"] == max(steal.values())
     warned = [w for w in fid["warnings"] if "(steal time)" in w]
     assert bool(warned) == (m["steal_share"] > fidelity.STEAL_WARNING_SHARE), fid
+    # each CPU of this machine: idle share, steal; no pinned hosts here
+    per_cpu = fid["per_cpu"]
+    assert sorted(per_cpu) == sorted(steal), per_cpu
+    assert all(0 <= c["idle_share"] <= 1 and "hosts" not in c for c in per_cpu.values())
+    assert "most_drops_cpu" not in fid
 
 
 def test_unpaced_75x75_is_judged_on_its_window(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -71,6 +72,36 @@ def throughput(net: testbed.Testbed, workdir: Path, tag: str, seconds: int = SEC
                   r"([\d.]+)", text, re.M)
     assert m, text[-800:]
     return float(m.group(1))
+
+
+# Sends 1,000 datagrams/s of 100 B to PEER for SECONDS; reads what arrives on port 5999
+# unless READ is 0, in which case its receive buffer is the kernel's smallest and full.
+EXCHANGE = r"""
+import socket, sys, time
+peer, seconds, read = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1"
+rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+if not read:
+    rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)
+rx.bind(("0.0.0.0", 5999))
+rx.setblocking(False)
+tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    tx.sendto(b"x" * 100, (peer, 5999))
+    while read:
+        try:
+            rx.recv(2048)
+        except BlockingIOError:
+            break
+    time.sleep(0.001)
+"""
+
+
+def exchange(net: testbed.Testbed, host: str, peer: str, seconds: float, read: bool) -> Any:
+    """``host`` sends UDP to ``peer`` for ``seconds`` and reads its own port, or not (then
+    what ``peer`` sends it is dropped at a full socket buffer)."""
+    return net.popen(host, [sys.executable, "-c", EXCHANGE, net.host_ip(peer), str(seconds),
+                            "1" if read else "0"])
 
 
 def busy(net: testbed.Testbed, hosts: list[str], loops: int) -> list[Any]:

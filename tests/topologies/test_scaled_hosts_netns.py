@@ -18,6 +18,8 @@
   unlimited load beside honourable quotas (4 x 0.4 with two busy loops outside every
   host), are judged unfaithful: the monitor names the starved host; with the quotas
   honoured and the hosts saturated the run is faithful and ``saturated``.
+- **Drops told by CPU.** Two hosts pinned to two CPUs, one of which never reads its
+  socket: the fidelity record names the second CPU as the one whose hosts dropped.
 - The wake-up sampler (cyclictest) reports inside every CPU-limited host.
 
 The throughput comparisons alternate the two conditions (A B A B ...) and compare medians,
@@ -194,3 +196,32 @@ def test_limits_from_the_measurement_take_effect_when_engaged(workdir: Path) -> 
     assert free > 1.2, free  # two busy loops on two CPUs, no quota
     assert 0.2 < capped <= 0.3 * 1.05, capped
     assert described["from"] == "measurement"
+
+
+def test_socket_drops_are_told_by_the_cpu_of_their_host(workdir: Path) -> None:
+    """Pinned hosts: the fidelity record names the CPU whose hosts dropped datagrams at
+    full socket buffers. The host that never reads is the one on the second CPU, so the
+    answer is not "CPU 0" by default."""
+    if cpulimit.machine_cpus() < 2:
+        pytest.skip("needs 2 CPUs to pin two hosts apart")
+    with topologies.build(_lan(0.4, hosts=2, pin=True), workdir=workdir) as net:
+        _ready(net)
+        pins = dict(net.cpu_limits().cpus)
+        assert pins["h1"] != pins["h2"], pins
+        procs = [scaled.exchange(net, "h1", "h2", 4, read=True),
+                 scaled.exchange(net, "h2", "h1", 4, read=False)]
+        try:
+            time.sleep(1)
+            fid = scaled.monitor(net, workdir, 2)
+        finally:
+            scaled.stop(procs)
+    per_cpu = fid["per_cpu"]
+    print("per CPU:", per_cpu, fid.get("drops_by_cpu_text"))
+    reader, deaf = per_cpu[f"cpu{pins['h1']}"], per_cpu[f"cpu{pins['h2']}"]
+    assert reader["hosts"] == ["h1"] and deaf["hosts"] == ["h2"], per_cpu
+    assert reader["socket_drop_share"] == 0.0, per_cpu
+    assert deaf["socket_drop_share"] > 0.5, per_cpu  # 1,000/s into a buffer of a few
+    assert fid["most_drops_cpu"] == f"cpu{pins['h2']}", fid
+    assert f"CPU {pins['h2']} (h2)" in fid["drops_by_cpu_text"], fid
+    for rec in per_cpu.values():
+        assert 0 <= rec["idle_share"] <= 1, per_cpu

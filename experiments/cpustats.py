@@ -1,0 +1,139 @@
+"""Each CPU of this machine over a run's window: how idle it was, what the hypervisor took,
+how many local timer interrupts it served, and the socket drops of the hosts pinned to it.
+
+Hosts of equal allocation pinned to different CPUs are promised the same machine. On a
+2-vCPU VM at 75x75 multicast they did not behave alike: in each of 8 runs the two hosts on
+CPU 0 dropped more datagrams at full socket buffers than either host on CPU 1, and swapping
+the pinning moved the drops with CPU 0 (experiments/README.md, "Spread at 75×75 multicast"). CPU 0
+served about twice the timer interrupts of CPU 1 and was halted in about a fifth of a
+profile's samples, CPU 1 never. The fidelity record keeps these per-CPU figures so that
+such an asymmetry is seen in every run, not found by a pilot.
+
+Example::
+
+    >>> parse_timer_interrupts("   CPU0  CPU1\\nLOC:  16882  21469  Local timer interrupts\\n")
+    {'cpu0': 16882, 'cpu1': 21469}
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+INTERRUPTS = Path("/proc/interrupts")
+# Below this share on every CPU, which CPU's hosts dropped "most" is a few datagrams' noise.
+DROP_FLOOR = 0.001
+
+
+def parse_timer_interrupts(text: str) -> dict[str, int]:
+    """Each CPU's local timer interrupts (the ``LOC`` row of ``/proc/interrupts``)."""
+    lines = text.splitlines()
+    if not lines:
+        return {}
+    cpus = [c.lower() for c in lines[0].split()]
+    for line in lines[1:]:
+        fields = line.split()
+        if fields and fields[0] == "LOC:":
+            counts = fields[1:1 + len(cpus)]
+            return {c: int(v) for c, v in zip(cpus, counts, strict=False) if v.isdigit()}
+    return {}
+
+
+def read(interrupts: Path = INTERRUPTS) -> dict[str, dict[str, float]]:
+    """Per CPU now: idle seconds (idle and iowait, from ``/proc/stat``) and local timer
+    interrupts so far."""
+    try:
+        timers = parse_timer_interrupts(interrupts.read_text())
+    except OSError:
+        timers = {}
+    out: dict[str, dict[str, float]] = {}
+    for i, t in enumerate(psutil.cpu_times(percpu=True)):
+        cpu = f"cpu{i}"
+        out[cpu] = {"idle_s": t.idle + getattr(t, "iowait", 0.0)}
+        if cpu in timers:
+            out[cpu]["timer_irqs"] = timers[cpu]
+    return out
+
+
+def window(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], window_s: float,
+           pins: dict[str, int], udp: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
+    """Per CPU over a window: ``idle_share``, ``timer_irq_per_s``, the ``hosts`` pinned to
+    it and their ``socket_drop_share`` (drops / datagrams that reached their sockets).
+
+    ``pins`` maps host to CPU; ``udp`` is each host's change of UDP counters
+    (:func:`experiments.udpstats.delta`).
+
+    >>> a = {"cpu0": {"idle_s": 10.0, "timer_irqs": 100}, "cpu1": {"idle_s": 10.0}}
+    >>> b = {"cpu0": {"idle_s": 12.0, "timer_irqs": 2100}, "cpu1": {"idle_s": 10.0}}
+    >>> udp = {"h1": {"InDatagrams": 980, "RcvbufErrors": 20},
+    ...        "h2": {"InDatagrams": 1000, "RcvbufErrors": 0}}
+    >>> window(a, b, 10.0, {"h1": 0, "h2": 1}, udp)["cpu0"]
+    {'idle_share': 0.2, 'timer_irq_per_s': 200.0, 'hosts': ['h1'], 'socket_drop_share': 0.02}
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for cpu, before in a.items():
+        after = b.get(cpu)
+        if after is None or window_s <= 0:
+            continue
+        rec: dict[str, Any] = {
+            "idle_share": round(min(max((after["idle_s"] - before["idle_s"]) / window_s,
+                                        0.0), 1.0), 4)}
+        if "timer_irqs" in before and "timer_irqs" in after:
+            rec["timer_irq_per_s"] = round((after["timer_irqs"] - before["timer_irqs"])
+                                           / window_s, 1)
+        hosts = sorted((h for h, c in pins.items() if f"cpu{c}" == cpu),
+                       key=lambda h: (len(h), h))
+        if hosts:
+            rec["hosts"] = hosts
+            counted = [udp[h] for h in hosts if h in udp]
+            if counted:
+                drops = sum(c.get("RcvbufErrors", 0) for c in counted)
+                got = sum(c.get("InDatagrams", 0) for c in counted) + drops
+                rec["socket_drop_share"] = round(drops / got, 5) if got else None
+        out[cpu] = rec
+    return out
+
+
+def drops_by_cpu(per_cpu: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Socket drop share of each CPU's pinned hosts, CPUs with hosts and counters only."""
+    return {c: r["socket_drop_share"] for c, r in per_cpu.items()
+            if r.get("hosts") and r.get("socket_drop_share") is not None}
+
+
+def most_dropping_cpu(per_cpu: dict[str, dict[str, Any]]) -> str | None:
+    """The CPU whose pinned hosts dropped the largest share, when hosts on two or more CPUs
+    were counted and some CPU's hosts dropped at least ``DROP_FLOOR``; else None (ties: the
+    first CPU).
+
+    >>> most_dropping_cpu({"cpu0": {"hosts": ["h1"], "socket_drop_share": 0.02},
+    ...                    "cpu1": {"hosts": ["h2"], "socket_drop_share": 0.004}})
+    'cpu0'
+    >>> most_dropping_cpu({"cpu0": {"hosts": ["h1"], "socket_drop_share": 0.0002},
+    ...                    "cpu1": {"hosts": ["h2"], "socket_drop_share": 0.0}}) is None
+    True
+    """
+    drops = drops_by_cpu(per_cpu)
+    if len(drops) < 2 or max(drops.values()) < DROP_FLOOR:
+        return None
+    return max(drops, key=lambda c: drops[c])
+
+
+def drops_text(per_cpu: dict[str, dict[str, Any]]) -> str:
+    """'CPU 0 (h1, h3) 2.10%, CPU 1 (h2, h4) 0.40%', with each CPU's timer interrupts;
+    '' when no pinned host was counted.
+
+    >>> drops_text({"cpu0": {"hosts": ["h1", "h3"], "socket_drop_share": 0.021,
+    ...                      "timer_irq_per_s": 2300.0},
+    ...             "cpu1": {"hosts": ["h2", "h4"], "socket_drop_share": 0.004}})
+    'CPU 0 (h1, h3) 2.10% (2300 timer interrupts/s), CPU 1 (h2, h4) 0.40%'
+    """
+    parts = []
+    for cpu, share in drops_by_cpu(per_cpu).items():
+        rec = per_cpu[cpu]
+        text = f"CPU {cpu.removeprefix('cpu')} ({', '.join(rec['hosts'])}) {share:.2%}"
+        if rec.get("timer_irq_per_s") is not None:
+            text += f" ({rec['timer_irq_per_s']:.0f} timer interrupts/s)"
+        parts.append(text)
+    return ", ".join(parts)
