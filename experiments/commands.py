@@ -20,7 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="validate the scenario and list its runs; build nothing")
     p.add_argument("--quick", action="store_true",
                    help="apply the scenario's [quick] overrides (a short variant)")
-    p.add_argument("--no-progress", action="store_true", help="no live progress display")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress display or phase lines (failures, host-bound runs "
+                   "and warnings are still printed)")
     p.add_argument("--redo", action="store_true",
                    help="redo finished runs whose configuration changed in a key that changes "
                    "results (they move to RESULTS/superseded/<time>/; nothing is deleted)")

@@ -1,7 +1,8 @@
 """Live progress of a campaign: run i of n, current phase, elapsed time and ETA.
 
 On a terminal this is a rich live display; otherwise (CI logs, tests) one plain line per
-phase change on stderr.
+phase change on stderr. Without progress (``--no-progress``) the phase lines go, and the
+lines that report something (a failed attempt, a host-bound run, a warning) stay.
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ class Progress:
         self.set_phase(status)
 
     def log(self, msg: str) -> None:
-        if self.quiet:
-            return
+        """A line that matters whatever the display (a failed attempt, a host-bound run, a
+        warning): printed also when progress is off."""
         if self._live is not None:
             self._live.console.print(msg)
         else:

@@ -626,6 +626,9 @@ class CampaignRunner:
             elif fid["bound"] == "saturated":
                 prog.log(f"{cfg['run_id']}: {fid['saturation_text']} (a property of the "
                          "emulated machines; manifest: fidelity)")
+            if fid.get("drops_by_cpu_text"):
+                prog.log(f"{cfg['run_id']}: socket drops by CPU: {fid['drops_by_cpu_text']} "
+                         "(manifest: fidelity.per_cpu)")
             for w in fid["warnings"]:
                 prog.log(f"{cfg['run_id']}: warning: {w}")
         out["stderr_tails"] = {n: _tail(work / "agents" / f"{n}.stderr")

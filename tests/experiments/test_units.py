@@ -395,6 +395,18 @@ def test_progress_lines_and_eta(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[3].startswith("[2/3] b: starting")
 
 
+def test_no_progress_keeps_the_lines_that_report(capsys: pytest.CaptureFixture[str]) -> None:
+    """--no-progress drops the phase lines, never a failure or a warning."""
+    from experiments.progress import Progress
+
+    with Progress(1, [10.0], enabled=False) as prog:
+        prog.start_run(0, "a")
+        prog.set_phase("running")
+        prog.log("a: attempt 1/2 failed: agents timed out")
+        prog.end_run("failed")
+    assert capsys.readouterr().err.splitlines() == ["a: attempt 1/2 failed: agents timed out"]
+
+
 def test_result_relevant_changes_are_named_neutral_ones_ignored(tmp_path: Path) -> None:
     from experiments.runner import changed_keys
 
