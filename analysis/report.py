@@ -162,8 +162,9 @@ def drops_by_cpu_summary(runs: pd.DataFrame) -> str:
             f"datagrams, the hosts on CPU {cpu.removeprefix('cpu')} dropped the largest share"
             + (f" ({others})" if others else "")
             + f" (e.g. {last['run_id']}: {last['fidelity_drops_by_cpu']}). Hosts of equal "
-            "allocation are meant to be equal machines; where one CPU's hosts drop more, the "
-            "run-to-run spread follows that CPU (manifest `fidelity.per_cpu`).")
+            "allocation are meant to be equal machines; where one CPU's hosts drop more in "
+            "most runs, part of the run-to-run spread is that CPU's, not the mode's (manifest "
+            "`fidelity.per_cpu`).")
 
 
 def repetitions_summary(analysis: Analysis) -> str:
