@@ -23,6 +23,7 @@ from typing import Any
 import psutil
 
 INTERRUPTS = Path("/proc/interrupts")
+CPUS = Path("/sys/devices/system/cpu")
 # Below this share on every CPU, which CPU's hosts dropped "most" is a few datagrams' noise.
 DROP_FLOOR = 0.001
 
@@ -41,9 +42,26 @@ def parse_timer_interrupts(text: str) -> dict[str, int]:
     return {}
 
 
-def read(interrupts: Path = INTERRUPTS) -> dict[str, dict[str, float]]:
-    """Per CPU now: idle seconds (idle and iowait, from ``/proc/stat``) and local timer
-    interrupts so far."""
+def idle_entries(cpu: str, cpus: Path = CPUS) -> int | None:
+    """How many times ``cpu`` entered an idle state that stops it (every cpuidle state
+    but ``POLL``; on a VM, a halt that hands the virtual CPU back to the hypervisor), or
+    None without a cpuidle driver."""
+    states = sorted((cpus / cpu / "cpuidle").glob("state*"))
+    total, seen = 0, False
+    for st in states:
+        try:
+            if (st / "name").read_text().strip() == "POLL":
+                continue
+            total += int((st / "usage").read_text())
+            seen = True
+        except (OSError, ValueError):
+            continue
+    return total if seen else None
+
+
+def read(interrupts: Path = INTERRUPTS, cpus: Path = CPUS) -> dict[str, dict[str, float]]:
+    """Per CPU now: idle seconds (idle and iowait, from ``/proc/stat``), local timer
+    interrupts and idle entries so far."""
     try:
         timers = parse_timer_interrupts(interrupts.read_text())
     except OSError:
@@ -54,13 +72,17 @@ def read(interrupts: Path = INTERRUPTS) -> dict[str, dict[str, float]]:
         out[cpu] = {"idle_s": t.idle + getattr(t, "iowait", 0.0)}
         if cpu in timers:
             out[cpu]["timer_irqs"] = timers[cpu]
+        entries = idle_entries(cpu, cpus)
+        if entries is not None:
+            out[cpu]["idle_entries"] = entries
     return out
 
 
 def window(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], window_s: float,
            pins: dict[str, int], udp: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
-    """Per CPU over a window: ``idle_share``, ``timer_irq_per_s``, the ``hosts`` pinned to
-    it and their ``socket_drop_share`` (drops / datagrams that reached their sockets).
+    """Per CPU over a window: ``idle_share``, ``timer_irq_per_s``, ``idle_entries_per_s``
+    (halts), the ``hosts`` pinned to it and their ``socket_drop_share`` (drops / datagrams
+    that reached their sockets).
 
     ``pins`` maps host to CPU; ``udp`` is each host's change of UDP counters
     (:func:`experiments.udpstats.delta`).
@@ -80,9 +102,10 @@ def window(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], windo
         rec: dict[str, Any] = {
             "idle_share": round(min(max((after["idle_s"] - before["idle_s"]) / window_s,
                                         0.0), 1.0), 4)}
-        if "timer_irqs" in before and "timer_irqs" in after:
-            rec["timer_irq_per_s"] = round((after["timer_irqs"] - before["timer_irqs"])
-                                           / window_s, 1)
+        for key, name in (("timer_irqs", "timer_irq_per_s"),
+                          ("idle_entries", "idle_entries_per_s")):
+            if key in before and key in after:
+                rec[name] = round((after[key] - before[key]) / window_s, 1)
         hosts = sorted((h for h, c in pins.items() if f"cpu{c}" == cpu),
                        key=lambda h: (len(h), h))
         if hosts:
@@ -121,19 +144,22 @@ def most_dropping_cpu(per_cpu: dict[str, dict[str, Any]]) -> str | None:
 
 
 def drops_text(per_cpu: dict[str, dict[str, Any]]) -> str:
-    """'CPU 0 (h1, h3) 2.10%, CPU 1 (h2, h4) 0.40%', with each CPU's timer interrupts;
-    '' when no pinned host was counted.
+    """'CPU 0 (h1, h3) 2.10%, CPU 1 (h2, h4) 0.40%', with each CPU's timer interrupts and
+    idle entries; '' when no pinned host was counted.
 
     >>> drops_text({"cpu0": {"hosts": ["h1", "h3"], "socket_drop_share": 0.021,
-    ...                      "timer_irq_per_s": 2300.0},
+    ...                      "timer_irq_per_s": 2300.0, "idle_entries_per_s": 410.0},
     ...             "cpu1": {"hosts": ["h2", "h4"], "socket_drop_share": 0.004}})
-    'CPU 0 (h1, h3) 2.10% (2300 timer interrupts/s), CPU 1 (h2, h4) 0.40%'
+    'CPU 0 (h1, h3) 2.10% (2300 timer interrupts/s, 410 idle entries/s), CPU 1 (h2, h4) 0.40%'
     """
     parts = []
     for cpu, share in drops_by_cpu(per_cpu).items():
         rec = per_cpu[cpu]
         text = f"CPU {cpu.removeprefix('cpu')} ({', '.join(rec['hosts'])}) {share:.2%}"
-        if rec.get("timer_irq_per_s") is not None:
-            text += f" ({rec['timer_irq_per_s']:.0f} timer interrupts/s)"
+        rates = [f"{rec[k]:.0f} {what}/s" for k, what in
+                 (("timer_irq_per_s", "timer interrupts"), ("idle_entries_per_s", "idle entries"))
+                 if rec.get(k) is not None]
+        if rates:
+            text += f" ({', '.join(rates)})"
         parts.append(text)
     return ", ".join(parts)

@@ -49,11 +49,12 @@ Window metrics (``metrics``; per host in ``per_host``):
   of host) only when ``max_steal_share`` is set below 1.
 
 Per CPU of this machine (``per_cpu``, :mod:`experiments.cpustats`): idle share, steal share,
-local timer interrupts per second and, with pinned hosts, the hosts on that CPU and their
-socket drop share. Recorded, never judged: hosts of equal allocation on different CPUs
-are meant to be equal machines, and this shows when they were not. When pinned hosts of
-two CPUs were counted and some dropped, ``most_drops_cpu`` names the CPU whose hosts
-dropped the largest share and ``drops_by_cpu_text`` gives the figures.
+local timer interrupts and idle entries (halts) per second and, with pinned hosts, the
+hosts on that CPU and their socket drop share. Recorded, never judged: hosts of equal
+allocation on different CPUs are meant to be equal machines, and this shows when they
+were not. When pinned hosts of two CPUs were counted and some dropped, ``most_drops_cpu``
+names the CPU whose hosts dropped the largest share and ``drops_by_cpu_text`` gives the
+figures.
 
 A sampler that gives nothing (cyclictest refused to start, say) is a warning in the run
 and in the report, never a silent gap.

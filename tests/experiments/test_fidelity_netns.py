@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import fidelity
+from experiments import cpustats, fidelity
 from mcastlab import paths
 
 pytestmark = pytest.mark.timeout(600)
@@ -83,6 +83,8 @@ def test_paced_1x1_is_network_bound(tmp_path: Path) -> None:
     per_cpu = fid["per_cpu"]
     assert sorted(per_cpu) == sorted(steal), per_cpu
     assert all(0 <= c["idle_share"] <= 1 and "hosts" not in c for c in per_cpu.values())
+    if cpustats.idle_entries("cpu0") is not None:  # a cpuidle driver: halts counted
+        assert all(c["idle_entries_per_s"] >= 0 for c in per_cpu.values()), per_cpu
     assert "most_drops_cpu" not in fid
 
 
