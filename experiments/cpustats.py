@@ -5,10 +5,12 @@ Hosts of equal allocation pinned to different CPUs are promised the same machine
 2-vCPU VM at 75x75 multicast they did not behave alike: in each of 8 runs the two hosts on
 CPU 0 dropped more datagrams at full socket buffers than either host on CPU 1, and swapping
 the pinning moved the drops with CPU 0 (experiments/README.md, "Spread at 75×75
-multicast"). CPU 0 served 1.6-2.1 times the local timer interrupts of CPU 1; it did not
-halt more often, and letting it poll before halting left its hosts' drops as they were.
-The fidelity record keeps these per-CPU figures so that such an asymmetry is seen in
-every run, not found by a pilot.
+multicast"). The drops gather on the hosts of the CPU where work outside the hosts runs:
+pinning the monitor's own 1 ms timer outside the hosts to the other CPU moved them there,
+and the extra timer interrupts (1.6-2.1 times the other CPU's) with them; without that
+timer they still fell on one CPU's hosts, at the same total. The fidelity record keeps
+these per-CPU figures so that such an asymmetry is seen in every run, not found by a
+pilot.
 
 Example::
 
