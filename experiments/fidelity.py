@@ -631,8 +631,8 @@ class Monitor:
                                "window_s": None if window is None else round(window, 3),
                                "steal_per_cpu": steal, "per_cpu": per_cpu,
                                "thresholds": self.th.model_dump()}
-        if cpustats.most_dropping_cpu(per_cpu):  # pinned hosts of more than one CPU dropped
-            out["most_drops_cpu"] = cpustats.most_dropping_cpu(per_cpu)
+        if most := cpustats.most_dropping_cpu(per_cpu):  # pinned hosts of 2+ CPUs dropped
+            out["most_drops_cpu"] = most
             out["drops_by_cpu_text"] = cpustats.drops_text(per_cpu)
         if self.cpu is None:
             bound, reasons = judge(metrics, self.th)
