@@ -63,8 +63,8 @@ def idle_entries(cpu: str, cpus: Path = CPUS) -> int | None:
 
 
 def read(interrupts: Path = INTERRUPTS, cpus: Path = CPUS) -> dict[str, dict[str, float]]:
-    """Per CPU now: idle seconds (idle and iowait, from ``/proc/stat``), local timer
-    interrupts and idle entries so far."""
+    """Per CPU now: idle and steal seconds (idle and iowait, and steal, from
+    ``/proc/stat``), local timer interrupts and idle entries so far."""
     try:
         timers = parse_timer_interrupts(interrupts.read_text())
     except OSError:
@@ -72,7 +72,8 @@ def read(interrupts: Path = INTERRUPTS, cpus: Path = CPUS) -> dict[str, dict[str
     out: dict[str, dict[str, float]] = {}
     for i, t in enumerate(psutil.cpu_times(percpu=True)):
         cpu = f"cpu{i}"
-        out[cpu] = {"idle_s": t.idle + getattr(t, "iowait", 0.0)}
+        out[cpu] = {"idle_s": t.idle + getattr(t, "iowait", 0.0),
+                    "steal_s": getattr(t, "steal", 0.0)}
         if cpu in timers:
             out[cpu]["timer_irqs"] = timers[cpu]
         entries = idle_entries(cpu, cpus)
@@ -83,9 +84,9 @@ def read(interrupts: Path = INTERRUPTS, cpus: Path = CPUS) -> dict[str, dict[str
 
 def window(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], window_s: float,
            pins: dict[str, int], udp: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
-    """Per CPU over a window: ``idle_share``, ``timer_irq_per_s``, ``idle_entries_per_s``
-    (halts), the ``hosts`` pinned to it and their ``socket_drop_share`` (drops / datagrams
-    that reached their sockets).
+    """Per CPU over a window: ``idle_share``, ``steal_share``, ``timer_irq_per_s``,
+    ``idle_entries_per_s`` (halts), the ``hosts`` pinned to it and their
+    ``socket_drop_share`` (drops / datagrams that reached their sockets).
 
     ``pins`` maps host to CPU; ``udp`` is each host's change of UDP counters
     (:func:`experiments.udpstats.delta`).
@@ -105,6 +106,8 @@ def window(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], windo
         rec: dict[str, Any] = {
             "idle_share": round(min(max((after["idle_s"] - before["idle_s"]) / window_s,
                                         0.0), 1.0), 4)}
+        if "steal_s" in before and "steal_s" in after:
+            rec["steal_share"] = round((after["steal_s"] - before["steal_s"]) / window_s, 4)
         for key, name in (("timer_irqs", "timer_irq_per_s"),
                           ("idle_entries", "idle_entries_per_s")):
             if key in before and key in after:

@@ -455,8 +455,6 @@ class Monitor:
         self._softnet1: tuple[int, int] | None = None
         self._ksoft0: dict[str, int] = {}
         self._ksoft1: dict[str, int] = {}
-        self._steal0: dict[str, float] = {}
-        self._steal1: dict[str, float] = {}
         self._percpu0: dict[str, dict[str, float]] = {}
         self._percpu1: dict[str, dict[str, float]] = {}
         self._samplers: dict[str, subprocess.Popen[bytes]] = {}
@@ -483,7 +481,6 @@ class Monitor:
         self.t_open = time.monotonic()
         self._psi0 = self._psi_per_server()
         self._udp0 = udpstats.read(self.net, self.agent_hosts)
-        self._steal0 = read_steal()
         self._percpu0 = cpustats.read()
         if self.cpu is not None:
             self._cpu0 = self.cpu.snapshot()
@@ -500,7 +497,6 @@ class Monitor:
         self.t_close = time.monotonic()
         self._psi1 = self._psi_per_server()
         self._udp1 = udpstats.read(self.net, self.agent_hosts)
-        self._steal1 = read_steal()
         self._percpu1 = cpustats.read()
         if self.cpu is not None:
             self._cpu1 = self.cpu.snapshot()
@@ -575,7 +571,10 @@ class Monitor:
         steal: dict[str, float] = {}
         per_cpu: dict[str, dict[str, Any]] = {}
         if window and window > 0:
-            steal = steal_shares(self._steal0, self._steal1, window)
+            pins = dict(getattr(self.cpu, "cpus", None) or {})
+            udp = udpstats.delta(self._udp0, self._udp1)
+            per_cpu = cpustats.window(self._percpu0, self._percpu1, window, pins, udp)
+            steal = {c: r["steal_share"] for c, r in per_cpu.items() if "steal_share" in r}
             if steal:
                 metrics["steal_share"] = worst_steal(steal)
             for srv, a in self._psi0.items():
@@ -586,18 +585,12 @@ class Monitor:
                      if v["cpu_pressure_some_share"] is not None]
             if known:  # the most pressed server decides
                 metrics["cpu_pressure_some_share"] = max(known)
-            udp = udpstats.delta(self._udp0, self._udp1)
             drops = sum(c["RcvbufErrors"] for c in udp.values())
             recv = sum(c["InDatagrams"] for c in udp.values())
             metrics["socket_drop_share"] = _round(_share(drops, recv + drops))
             for h, c in udp.items():
                 per_host[h]["socket_drop_share"] = _round(
                     _share(c["RcvbufErrors"], c["InDatagrams"] + c["RcvbufErrors"]))
-            pins = dict(getattr(self.cpu, "cpus", None) or {})
-            per_cpu = cpustats.window(self._percpu0, self._percpu1, window, pins, udp)
-            for cpu, share in steal.items():
-                if cpu in per_cpu:
-                    per_cpu[cpu]["steal_share"] = share
             lo, hi = self.t_open - t_rows0, self.t_close - t_rows0  # type: ignore[operator]
             busy = _busy_core_seconds(resource_rows, lo, hi)
             metrics["cpu_busy_share"] = _round(

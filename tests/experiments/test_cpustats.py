@@ -39,16 +39,16 @@ def test_idle_entries_count_stopping_states_not_polling(tmp_path: Path) -> None:
 
 
 def test_window_per_cpu_with_pinned_hosts() -> None:
-    a = {"cpu0": {"idle_s": 1.0, "timer_irqs": 0, "idle_entries": 0},
+    a = {"cpu0": {"idle_s": 1.0, "steal_s": 4.0, "timer_irqs": 0, "idle_entries": 0},
          "cpu1": {"idle_s": 1.0}}
-    b = {"cpu0": {"idle_s": 3.0, "timer_irqs": 4600, "idle_entries": 820},
+    b = {"cpu0": {"idle_s": 3.0, "steal_s": 4.1, "timer_irqs": 4600, "idle_entries": 820},
          "cpu1": {"idle_s": 6.0}}
     udp = {"h1": {"InDatagrams": 860, "RcvbufErrors": 140},
            "h3": {"InDatagrams": 1000, "RcvbufErrors": 0},
            "h2": {"InDatagrams": 2000, "RcvbufErrors": 2}}
     pins = {"h1": 0, "h2": 1, "h3": 0, "h4": 1}  # h4 has no agents: no counters
     per_cpu = cpustats.window(a, b, 2.0, pins, udp)
-    assert per_cpu["cpu0"] == {"idle_share": 1.0, "timer_irq_per_s": 2300.0,
+    assert per_cpu["cpu0"] == {"idle_share": 1.0, "steal_share": 0.05, "timer_irq_per_s": 2300.0,
                                "idle_entries_per_s": 410.0, "hosts": ["h1", "h3"],
                                "socket_drop_share": 0.07}
     assert per_cpu["cpu1"] == {"idle_share": 1.0, "hosts": ["h2", "h4"],
