@@ -80,7 +80,7 @@ from typing import Any
 import psutil
 from pydantic import BaseModel, ConfigDict, Field
 
-from experiments import cpustats, udpstats
+from experiments import cpustats, proctime, udpstats
 from mcastlab.testbed import Testbed
 
 PSI_CPU = Path("/proc/pressure/cpu")
@@ -457,6 +457,9 @@ class Monitor:
         self._ksoft1: dict[str, int] = {}
         self._percpu0: dict[str, dict[str, float]] = {}
         self._percpu1: dict[str, dict[str, float]] = {}
+        self._procs0: proctime.Snapshot = {}
+        self._procs1: proctime.Snapshot = {}
+        self._host_pids: set[int] = set()
         self._samplers: dict[str, subprocess.Popen[bytes]] = {}
         self._sampler_exit: dict[str, int | None] = {}  # exit status before we stopped it
         self.notes: list[str] = []
@@ -484,6 +487,7 @@ class Monitor:
         self._percpu0 = cpustats.read()
         if self.cpu is not None:
             self._cpu0 = self.cpu.snapshot()
+            self._procs0 = proctime.snapshot()
             self._softnet0 = read_softnet()
             self._ksoft0 = ksoftirqd_delays_ns()
         for h in self.hosts:
@@ -500,6 +504,8 @@ class Monitor:
         self._percpu1 = cpustats.read()
         if self.cpu is not None:
             self._cpu1 = self.cpu.snapshot()
+            self._procs1 = proctime.snapshot()
+            self._host_pids = self.cpu.pids()
             self._softnet1 = read_softnet()
             self._ksoft1 = ksoftirqd_delays_ns()
         self.stop_samplers()
@@ -632,6 +638,10 @@ class Monitor:
             out.update(bound=bound, reasons=reasons)
         else:
             bound, emulator, saturation = judge_limited(metrics, self.th)
+            if window and self._procs0 and self._procs1:
+                outside = proctime.outside(self._procs0, self._procs1, window, self._host_pids)
+                out["outside_hosts"] = outside
+                emulator = [_with_outside(r, outside) for r in emulator]
             out.update(bound=bound, reasons=emulator, saturation=saturation)
             cores = next(iter(self.cpu.cores.values()), None)
             if saturation:
@@ -693,6 +703,18 @@ class Monitor:
                   if k in self._ksoft1]
         if delays:
             metrics["ksoftirqd_delay_share"] = _round(max(delays))
+
+
+def _with_outside(reason: str, outside: dict[str, Any]) -> str:
+    """A host's shortfall, with what ran outside the hosts meanwhile.
+
+    >>> _with_outside("a host that always had work got less than its allocation: 39.4% less "
+    ...               "(limit 10.0% less)", {"cores": 0.7, "top": [("dpkg", 0.5)]})[-56:]
+    'less); meanwhile 0.70 core outside the hosts (dpkg 0.50)'
+    """
+    if not reason.startswith(EMULATOR_CHECKS["shortfall_share"][0]):
+        return reason
+    return f"{reason}; meanwhile {proctime.outside_text(outside)}"
 
 
 def _round(v: float | None, nd: int = 5) -> float | None:

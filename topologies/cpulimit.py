@@ -359,6 +359,17 @@ class CpuLimits:
         return join
 
     # --- reading ----------------------------------------------------------------------
+    def pids(self) -> set[int]:
+        """The processes in the hosts' cgroups now."""
+        out: set[int] = set()
+        for host in self.hosts:
+            try:
+                text = (self.parent / host / "cgroup.procs").read_text()
+                out.update(int(x) for x in text.split())
+            except (OSError, ValueError):
+                continue
+        return out
+
     def _stats_dir(self, host: str) -> Path | None:
         if self.stats_parent is None:
             return None

@@ -137,6 +137,9 @@ def test_saturated_hosts_with_honoured_quotas_are_faithful(workdir: Path) -> Non
     # every CPU-limited host's wake-up sampler reported, inside its cgroup
     assert all(fid["per_host"][h]["wakeup_p99_us"] is not None for h in net.hosts), fid
     assert not [w for w in fid["warnings"] if "sampler" in w], fid["warnings"]
+    # every busy loop ran in a host: none is counted outside them
+    print("outside the hosts:", fid["outside_hosts"])
+    assert "sh" not in dict(fid["outside_hosts"]["top"]), fid["outside_hosts"]
 
 
 def test_quotas_beyond_the_machine_are_unfaithful(workdir: Path) -> None:
@@ -162,6 +165,10 @@ def test_unlimited_load_beside_the_hosts_is_unfaithful(workdir: Path) -> None:
                                                        "s1": cpulimit.machine_cpus()})
     print("unlimited beside:", fid["metrics"]["shortfall_share"], fid["reasons"])
     assert fid["bound"] == "host", fid
+    # the record names what took the time: the loops outside the hosts, first
+    (comm, cores), *_ = fid["outside_hosts"]["top"]
+    assert comm == "sh" and cores > 0.5, fid["outside_hosts"]
+    assert any("meanwhile" in r and "outside the hosts (sh " in r for r in fid["reasons"]), fid
 
 
 def _cores_used(cpu: Any, host: str, seconds: float) -> float:
