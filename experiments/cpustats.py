@@ -63,8 +63,9 @@ def idle_entries(cpu: str, cpus: Path = CPUS) -> int | None:
 
 
 def read(interrupts: Path = INTERRUPTS, cpus: Path = CPUS) -> dict[str, dict[str, float]]:
-    """Per CPU now: idle and steal seconds (idle and iowait, and steal, from
-    ``/proc/stat``), local timer interrupts and idle entries so far."""
+    """Per CPU now: idle, steal and interrupt seconds (idle and iowait; steal; hardware
+    and software interrupts, from ``/proc/stat``), local timer interrupts and idle entries
+    so far."""
     try:
         timers = parse_timer_interrupts(interrupts.read_text())
     except OSError:
@@ -73,7 +74,8 @@ def read(interrupts: Path = INTERRUPTS, cpus: Path = CPUS) -> dict[str, dict[str
     for i, t in enumerate(psutil.cpu_times(percpu=True)):
         cpu = f"cpu{i}"
         out[cpu] = {"idle_s": t.idle + getattr(t, "iowait", 0.0),
-                    "steal_s": getattr(t, "steal", 0.0)}
+                    "steal_s": getattr(t, "steal", 0.0),
+                    "interrupt_s": t.irq + t.softirq}
         if cpu in timers:
             out[cpu]["timer_irqs"] = timers[cpu]
         entries = idle_entries(cpu, cpus)
@@ -84,7 +86,9 @@ def read(interrupts: Path = INTERRUPTS, cpus: Path = CPUS) -> dict[str, dict[str
 
 def window(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], window_s: float,
            pins: dict[str, int], udp: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
-    """Per CPU over a window: ``idle_share``, ``steal_share``, ``timer_irq_per_s``,
+    """Per CPU over a window: ``idle_share``, ``steal_share``, ``interrupt_share`` (time
+    in hardware and software interrupt handlers, the kernel's packet work among it; with
+    IRQ time accounting the kernel charges it to no process), ``timer_irq_per_s``,
     ``idle_entries_per_s`` (halts), the ``hosts`` pinned to it and their
     ``socket_drop_share`` (drops / datagrams that reached their sockets).
 
@@ -106,8 +110,9 @@ def window(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], windo
         rec: dict[str, Any] = {
             "idle_share": round(min(max((after["idle_s"] - before["idle_s"]) / window_s,
                                         0.0), 1.0), 4)}
-        if "steal_s" in before and "steal_s" in after:
-            rec["steal_share"] = round((after["steal_s"] - before["steal_s"]) / window_s, 4)
+        for key, name in (("steal_s", "steal_share"), ("interrupt_s", "interrupt_share")):
+            if key in before and key in after:
+                rec[name] = round((after[key] - before[key]) / window_s, 4)
         for key, name in (("timer_irqs", "timer_irq_per_s"),
                           ("idle_entries", "idle_entries_per_s")):
             if key in before and key in after:
@@ -123,6 +128,17 @@ def window(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], windo
                 rec["socket_drop_share"] = round(drops / got, 5) if got else None
         out[cpu] = rec
     return out
+
+
+def interrupt_cores(per_cpu: dict[str, dict[str, Any]]) -> float | None:
+    """Cores spent in interrupt handlers over the window, all CPUs together (None when
+    unknown).
+
+    >>> interrupt_cores({"cpu0": {"interrupt_share": 0.12}, "cpu1": {"interrupt_share": 0.05}})
+    0.17
+    """
+    shares = [r["interrupt_share"] for r in per_cpu.values() if "interrupt_share" in r]
+    return round(sum(shares), 3) if shares else None
 
 
 def drops_by_cpu(per_cpu: dict[str, dict[str, Any]]) -> dict[str, float]:

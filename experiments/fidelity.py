@@ -488,6 +488,7 @@ class Monitor:
         if self.cpu is not None:
             self._cpu0 = self.cpu.snapshot()
             self._procs0 = proctime.snapshot()
+            self._host_pids = self.cpu.pids()
             self._softnet0 = read_softnet()
             self._ksoft0 = ksoftirqd_delays_ns()
         for h in self.hosts:
@@ -505,7 +506,9 @@ class Monitor:
         if self.cpu is not None:
             self._cpu1 = self.cpu.snapshot()
             self._procs1 = proctime.snapshot()
-            self._host_pids = self.cpu.pids()
+            # with those at the open: an agent that exited just now is no longer in its
+            # cgroup but still in /proc until it is reaped
+            self._host_pids |= self.cpu.pids()
             self._softnet1 = read_softnet()
             self._ksoft1 = ksoftirqd_delays_ns()
         self.stop_samplers()
@@ -640,6 +643,7 @@ class Monitor:
             bound, emulator, saturation = judge_limited(metrics, self.th)
             if window and self._procs0 and self._procs1:
                 outside = proctime.outside(self._procs0, self._procs1, window, self._host_pids)
+                outside["interrupt_cores"] = cpustats.interrupt_cores(per_cpu)
                 out["outside_hosts"] = outside
                 emulator = [_with_outside(r, outside) for r in emulator]
             out.update(bound=bound, reasons=emulator, saturation=saturation)

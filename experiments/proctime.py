@@ -83,8 +83,15 @@ def outside(a: Snapshot, b: Snapshot, window_s: float, inside: set[int]) -> dict
 
 
 def outside_text(rec: dict[str, Any]) -> str:
-    """'0.65 core outside the hosts (python3 0.40, apt-get 0.20)'; commands that used
-    under 0.005 core are left out of the text."""
+    """'0.65 core outside the hosts (python3 0.40, apt-get 0.20)', and the cores of the
+    kernel's interrupt handlers when known (``interrupt_cores``, all CPUs together);
+    commands that used under 0.005 core are left out of the text.
+
+    >>> outside_text({"cores": 0.04, "top": [("cyclictest", 0.01)], "interrupt_cores": 0.3})
+    '0.04 core outside the hosts (cyclictest 0.01), 0.30 core in interrupt handlers'
+    """
     top = ", ".join(f"{comm} {cores:.2f}" for comm, cores in rec.get("top", [])
                     if cores >= 0.005)
-    return f"{rec['cores']:.2f} core outside the hosts" + (f" ({top})" if top else "")
+    text = f"{rec['cores']:.2f} core outside the hosts" + (f" ({top})" if top else "")
+    irq = rec.get("interrupt_cores")
+    return text if irq is None else f"{text}, {irq:.2f} core in interrupt handlers"

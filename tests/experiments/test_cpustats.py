@@ -40,9 +40,9 @@ def test_idle_entries_count_stopping_states_not_polling(tmp_path: Path) -> None:
 
 def test_window_per_cpu_with_pinned_hosts() -> None:
     a = {"cpu0": {"idle_s": 1.0, "steal_s": 4.0, "timer_irqs": 0, "idle_entries": 0},
-         "cpu1": {"idle_s": 1.0}}
+         "cpu1": {"idle_s": 1.0, "interrupt_s": 7.0}}
     b = {"cpu0": {"idle_s": 3.0, "steal_s": 4.1, "timer_irqs": 4600, "idle_entries": 820},
-         "cpu1": {"idle_s": 6.0}}
+         "cpu1": {"idle_s": 6.0, "interrupt_s": 7.5}}
     udp = {"h1": {"InDatagrams": 860, "RcvbufErrors": 140},
            "h3": {"InDatagrams": 1000, "RcvbufErrors": 0},
            "h2": {"InDatagrams": 2000, "RcvbufErrors": 2}}
@@ -51,8 +51,10 @@ def test_window_per_cpu_with_pinned_hosts() -> None:
     assert per_cpu["cpu0"] == {"idle_share": 1.0, "steal_share": 0.05, "timer_irq_per_s": 2300.0,
                                "idle_entries_per_s": 410.0, "hosts": ["h1", "h3"],
                                "socket_drop_share": 0.07}
-    assert per_cpu["cpu1"] == {"idle_share": 1.0, "hosts": ["h2", "h4"],
+    assert per_cpu["cpu1"] == {"idle_share": 1.0, "interrupt_share": 0.25,
+                               "hosts": ["h2", "h4"],
                                "socket_drop_share": 0.001}  # idle clipped to the window
+    assert cpustats.interrupt_cores(per_cpu) == 0.25
     assert cpustats.most_dropping_cpu(per_cpu) == "cpu0"
     assert cpustats.drops_text(per_cpu) == (
         "CPU 0 (h1, h3) 7.00% (2300 timer interrupts/s, 410 idle entries/s), "

@@ -232,3 +232,20 @@ def test_socket_drops_are_told_by_the_cpu_of_their_host(workdir: Path) -> None:
     assert f"CPU {pins['h2']} (h2)" in fid["drops_by_cpu_text"], fid
     for rec in per_cpu.values():
         assert 0 <= rec["idle_share"] <= 1, per_cpu
+
+
+def test_a_host_process_that_ended_in_the_window_is_not_counted_outside(workdir: Path) -> None:
+    """An agent that exits as the window closes is out of its host's cgroup but still in
+    /proc until it is reaped: its CPU time is the host's, not time taken from it."""
+    with topologies.build(_lan(0.4, hosts=2, pin=True), workdir=workdir) as net:
+        _ready(net)
+        # busy for 2 s in one process (no child does the work), then it exits
+        ends = net.popen("h1", ["bash", "-c", "while (( SECONDS < 2 )); do :; done"])
+        try:
+            fid = scaled.monitor(net, workdir, 3)  # not reaped before the window closes
+        finally:
+            ends.wait(timeout=10)
+    rec = fid["outside_hosts"]
+    print("outside the hosts:", rec)
+    assert dict(rec["top"]).get("bash", 0.0) < 0.05, rec  # counted it would be ~0.25
+    assert rec["interrupt_cores"] is not None, rec
