@@ -1,6 +1,6 @@
 """Who used the CPU outside the emulated hosts during a run's measurement window.
 
-A CPU-limited host that always had work and still got less than its allocation was kept
+A busy CPU-limited host that got less than its allocation while it had work was kept
 from a CPU by something outside the hosts: the network plane, the kernel's threads, the
 runner and its samplers, or a process that has nothing to do with the testbed. The
 fidelity check says *that* the emulator broke its promise; this record says *who* took

@@ -58,7 +58,7 @@ RT_RUNTIME_US = 10_000  # realtime runtime per host per second (RT group schedul
 # receivers' UDP delivery that softirq work leaves to ksoftirqd, tcpdump, the samplers and
 # the runner. Measured: experiments/README.md, "Fixed-capacity hosts".
 PLANE_RESERVE_CORES = 0.4
-# A host idle less than this share of a window always had work (see window_shares). Pinned
+# A host idle less than this share of a window is busy: judged (see window_shares). Pinned
 # hosts (cpu_pin) read exactly: a busy loop showed under 0.3% of the window in neither its
 # CPU time nor its pressure. Unpinned, 7-19%: the kernel weights each CPU's stall by that
 # CPU's busy time, so a task that migrates is undercounted, and an unpinned host starved
@@ -439,11 +439,14 @@ def window_shares(a: Counters, b: Counters, cores: float, window_s: float
       judged;
     - ``idle_share``: the rest of the window, when the host had nothing to run
       (``1 − min(cores_used, 1) − pressure_full_share``, at least 0);
-    - ``shortfall_share``: for a host that was never idle (``idle_share`` below
-      ``BUSY_IDLE_SHARE``, it always had work), the allocation it did not get
-      (``1 − allocation_share``); 0 for a host with idle time, which got what it asked
-      for. This is what makes the emulator unfaithful to a host: a machine of C cores that
-      always has work gets C.
+    - ``shortfall_share``: for a busy host (``idle_share`` below ``BUSY_IDLE_SHARE``), the
+      allocation it did not get while it had work,
+      ``1 − CPU time / (cores × window × (1 − idle_share))``, at least 0; 0 for a host idle
+      longer, which got what it asked for. This is what makes the emulator unfaithful to a
+      host: a machine of C cores gets C whenever it has work. Over the whole window instead,
+      a busy host's own idle time would read as shortfall (measured: hosts idle 11% of a
+      window, waiting for a CPU 1-3% of it, read 10% short). A lightly loaded host is not
+      judged: most of its runnable time is the wait at each wake-up described above.
 
     >>> a = Counters(0, 0, 0, 0, 0, 0)
     >>> saturated = Counters(100, 100, 600_000, 400_000, 900_000, 600_000)
@@ -451,8 +454,12 @@ def window_shares(a: Counters, b: Counters, cores: float, window_s: float
     >>> s["starved_share"], s["shortfall_share"]
     (0.0, 0.0)
     >>> oversubscribed = Counters(100, 0, 0, 650_000, 280_000, 280_000)  # 0.9 core asked
-    >>> window_shares(a, oversubscribed, 0.9, 1.0)["shortfall_share"]
-    0.2778
+    >>> window_shares(a, oversubscribed, 0.9, 1.0)["shortfall_share"]  # runnable 93%
+    0.2234
+    >>> busy = Counters(100, 90, 500_000, 360_000, 530_000, 530_000)  # idle 11%
+    >>> s = window_shares(a, busy, 0.4, 1.0)
+    >>> s["allocation_share"], s["shortfall_share"]
+    (0.9, 0.0)
     """
     out: dict[str, float | None] = dict.fromkeys(
         ["cores_used", "allocation_share", "throttled_share", "pressure_full_share",
@@ -474,7 +481,7 @@ def window_shares(a: Counters, b: Counters, cores: float, window_s: float
         if out["cores_used"] is not None and alloc is not None:
             idle = max(0.0, 1.0 - min(out["cores_used"], 1.0) - full)
             out["idle_share"] = round(idle, 5)
-            out["shortfall_share"] = (round(max(0.0, 1.0 - alloc), 4)
+            out["shortfall_share"] = (round(max(0.0, 1.0 - alloc / (1.0 - idle)), 4)
                                       if idle < BUSY_IDLE_SHARE else 0.0)
     return out
 

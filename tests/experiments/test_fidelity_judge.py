@@ -31,11 +31,30 @@ def test_a_saturated_host_that_got_its_quota_is_not_starved() -> None:
 
 
 def test_an_oversubscribed_host_is_starved() -> None:
+    # idle 7.2% of the window (1 - 0.648 core - 0.28 waiting): over the other 92.8% it
+    # got 0.72 / 0.928 of its allocation
     end = Counters(1000, 0, 0.0, 0.72 * 0.9 * 10e6, 2.8e6, 2.8e6)
     s = window_shares(ZERO, end, 0.9, 10.0)
     assert s["allocation_share"] == pytest.approx(0.72)
     assert s["starved_share"] == pytest.approx(0.28)
-    assert s["shortfall_share"] == pytest.approx(0.28)
+    assert s["idle_share"] == pytest.approx(0.072)
+    assert s["shortfall_share"] == pytest.approx(1 - 0.72 / 0.928, abs=1e-4)
+
+
+def test_a_busy_host_is_judged_over_the_time_it_had_work() -> None:
+    # measured at 10x10 on 4 x 0.4 core: idle 11% of the window, throttled in most periods,
+    # waiting for a CPU outside them ~2%; 90% of the allocation over the whole window is
+    # all of it over the 89% in which the host had work
+    end = Counters(1000, 900, 5.0e6, 0.36 * 10e6, 5.3e6, 5.3e6)
+    s = window_shares(ZERO, end, 0.4, 10.0)
+    assert s["allocation_share"] == pytest.approx(0.9)
+    assert s["idle_share"] == pytest.approx(0.11)
+    assert s["shortfall_share"] == 0.0
+    # the same idle time with a host that waited for a CPU instead of running: short
+    starved = Counters(1000, 100, 0.5e6, 0.28 * 10e6, 6.2e6, 6.2e6)
+    s = window_shares(ZERO, starved, 0.4, 10.0)
+    assert s["idle_share"] == pytest.approx(0.1)
+    assert s["shortfall_share"] == pytest.approx(1 - 0.7 / 0.9, abs=1e-4)
 
 
 def test_a_lightly_loaded_host_that_waits_at_wake_ups_is_not_short() -> None:
