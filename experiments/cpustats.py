@@ -84,6 +84,11 @@ def read(interrupts: Path = INTERRUPTS, cpus: Path = CPUS) -> dict[str, dict[str
     return out
 
 
+# counter read by read(), its rate over a window in window(), and the rate's rounding
+_PER_WINDOW = (("steal_s", "steal_share", 4), ("interrupt_s", "interrupt_share", 4),
+               ("timer_irqs", "timer_irq_per_s", 1), ("idle_entries", "idle_entries_per_s", 1))
+
+
 def window(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], window_s: float,
            pins: dict[str, int], udp: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
     """Per CPU over a window: ``idle_share``, ``steal_share``, ``interrupt_share`` (time
@@ -110,13 +115,9 @@ def window(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], windo
         rec: dict[str, Any] = {
             "idle_share": round(min(max((after["idle_s"] - before["idle_s"]) / window_s,
                                         0.0), 1.0), 4)}
-        for key, name in (("steal_s", "steal_share"), ("interrupt_s", "interrupt_share")):
+        for key, name, digits in _PER_WINDOW:
             if key in before and key in after:
-                rec[name] = round((after[key] - before[key]) / window_s, 4)
-        for key, name in (("timer_irqs", "timer_irq_per_s"),
-                          ("idle_entries", "idle_entries_per_s")):
-            if key in before and key in after:
-                rec[name] = round((after[key] - before[key]) / window_s, 1)
+                rec[name] = round((after[key] - before[key]) / window_s, digits)
         hosts = sorted((h for h, c in pins.items() if f"cpu{c}" == cpu),
                        key=lambda h: (len(h), h))
         if hosts:
