@@ -210,6 +210,8 @@ def load_campaign(path: str | Path) -> Campaign:
             "test": str(cfg.get("test", "throughput")),
             "dir": str(run_dir),
             "latency_samples": len(lat),
+            # the whole run, network built to torn down: what one more run costs
+            "run_duration_s": float(manifest.get("duration_s") or math.nan),
         }
         row.update(_wire_row(run_dir / "wire" / "summary.json"))
         row["wire_socket_drop_share"] = socket_drop_share(manifest.get("udp"))

@@ -320,21 +320,3 @@ def runs_to_decide(v: ModeVerdict) -> int | None:
         if d < delta and (delta - d) / se > float(t.ppf(1.0 - alpha)):
             return n  # the equivalence (TOST: both one-sided tests)
     return None
-
-
-def runs_needed(verdicts: list[ModeVerdict]) -> int:
-    """Repetitions per mode to recommend: ≥ 5 (run-level intervals hold there), more when a
-    tested cell's interval is still wider than the margin."""
-    need = 5
-    for v in verdicts:
-        if not v.testable or v.outcome != UNDECIDED:
-            continue
-        lo, hi = v.change[1], v.change[2]
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            continue
-        half = (math.log1p(hi / 100.0) - math.log1p(lo / 100.0)) / 2.0
-        target = math.log1p(v.margin) / 2.0
-        if half > target > 0:
-            n = max(v.runs.values())
-            need = max(need, min(50, math.ceil(n * (half / target) ** 2)))
-    return need

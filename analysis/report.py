@@ -186,14 +186,69 @@ def repetitions_summary(analysis: Analysis) -> str:
         text += (" With one run per mode the run-to-run variation is unknown, so those cells"
                  " are *undecided* (their within-run test is conditional on the two runs)"
                  + (f": {', '.join(net_single)}" if net_single else "") + ".")
-    tested = [v for v in analysis.verdicts if v.testable]
-    if tested or single:
-        text += (f" For verdicts on every network-bound cell, run ≥ "
-                 f"{modes.runs_needed(analysis.verdicts)} repetitions per mode "
-                 "(`repetitions`, `repetitions_by_count`), or add the runs of further "
-                 "campaigns of this configuration: `mcastlab report A B … --out DIR` "
-                 "pools them.")
-    return text
+    plan = more_runs_plan(analysis)
+    return f"{text} {plan}" if plan else text
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def more_runs_plan(analysis: Analysis) -> str:
+    """What more runs would decide: each undecided cell's runs per mode at the spread its
+    runs showed (:func:`analysis.modes.runs_to_decide`), the runs that adds over the
+    campaign and about how long they take at its runs' own durations; and the cells that no
+    number of runs decides because their change sits at the equivalence margin."""
+    runs = analysis.campaign.runs
+    seconds = (runs.set_index("run_id")["run_duration_s"] if "run_duration_s" in runs
+               else pd.Series(dtype=float))
+    decidable: list[str] = []
+    at_margin: list[str] = []
+    added, cost, timed = 0, 0.0, True
+    margin = modes.EQUIVALENCE_MARGIN
+    for p in analysis.pairs:
+        if not p.complete or p.testbed_bound:
+            continue
+        need = 0
+        for metric, v in p.verdicts.items():
+            if v.outcome != modes.UNDECIDED or not v.testable:
+                continue
+            margin = v.margin
+            n = modes.runs_to_decide(v)
+            if n is None:
+                at_margin.append(f"{_where(analysis, p)} {metric}")
+            else:
+                decidable.append(f"{_where(analysis, p)} {metric} ({n})")
+                need = max(need, n)
+        more = sum(max(0, need - k) for k in p.repetitions.values())
+        if not more:
+            continue
+        ids = [r for rs in p.runs.values() for r in rs]
+        per_run = seconds.reindex(ids).dropna()
+        added += more
+        if len(per_run):
+            cost += more * float(per_run.mean())
+        else:
+            timed = False
+    parts = []
+    if decidable:
+        when = (f", about {_minutes(cost)} at this campaign's run durations" if timed
+                else "")
+        parts.append(
+            f"More runs would decide {len(decidable)} undecided cell"
+            f"{'s' if len(decidable) > 1 else ''} if the modes' runs kept the change and "
+            f"spread they showed (runs per mode in parentheses; at that count a campaign "
+            f"decides such a change about half the time): {', '.join(decidable)}. "
+            f"That is {added} more runs{when}: raise `repetitions_by_count`, or add the "
+            "runs of further campaigns of this configuration (`mcastlab report A B … "
+            "--out DIR` pools them).")
+    if at_margin:
+        parts.append(
+            f"No run count up to {modes.MAX_RUNS_ESTIMATE} per mode decides "
+            f"{', '.join(at_margin)}: at this spread their change is too close to the "
+            f"±{margin:.0%} equivalence margin to call the modes either different or "
+            "practically equal.")
+    return " ".join(parts)
 
 
 def coverage_notes(runs: pd.DataFrame) -> str:

@@ -250,3 +250,35 @@ def test_testbed_bound_words_fit_the_hosts() -> None:
     assert testbed_cause(unlimited.host_bound_reasons) == (
         "the hosts' CPUs, not the network, limited a run")
     assert "To measure the network instead" in testbed_note(unlimited)
+
+
+@pytest.mark.parametrize(("sd_u", "sd_m", "change"), [
+    (0.09, 0.09, 0.23),  # 75x75 latency of a quick campaign: 4 runs per mode, +23%
+    (0.30, 0.20, 0.50),  # 10x10 latency: a large change, a large spread
+    (0.05, 0.05, 0.03),  # a change inside the margin: decided by equivalence
+])
+def test_runs_to_decide_decides_about_half_the_time(sd_u: float, sd_m: float,
+                                                     change: float) -> None:
+    """The report's promise for its estimate: at the run count it names, campaigns whose
+    runs have the observed change and spread decide the cell about half the time."""
+    rng = np.random.default_rng(11)
+
+    def exact(mean: float, sd: float, k: int) -> list[float]:
+        z = rng.standard_normal(k)
+        return list(np.exp(mean + sd * (z - z.mean()) / z.std(ddof=1)))
+
+    d = math.log1p(change)
+    seen = modes.ModeVerdict("latency", modes.UNDECIDED, "median",
+                             {"unicast": 4, "multicast": 4},
+                             {"unicast": exact(0.0, sd_u, 4), "multicast": exact(d, sd_m, 4)},
+                             (0, 0, 0), family=12)
+    n = modes.runs_to_decide(seen)
+    assert n is not None and n > 4
+    decided = 0
+    trials = 2000
+    for _ in range(trials):
+        u = np.exp(rng.normal(0.0, sd_u, n))
+        m = np.exp(rng.normal(d, sd_m, n))
+        *_, p_diff, p_eq = modes.welch(list(u), list(m), 0.05, modes.EQUIVALENCE_MARGIN)
+        decided += min(p_diff, p_eq) < 0.05 / 12
+    assert 0.4 <= decided / trials <= 0.8, (n, decided / trials)

@@ -161,3 +161,39 @@ def test_bad_results_directory_exit_2(tmp_path: Path):
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
     assert "missing: not a directory" in proc.stderr
+
+
+def test_the_report_says_what_more_runs_would_decide(tmp_path: Path):
+    """Each undecided cell with its runs per mode, the runs to add over the campaign and
+    their time at the runs' own durations; the cells no run count decides apart."""
+    from analysis import modes
+    from analysis.analyse import analyse
+    from analysis.load import load_campaign
+    from analysis.report import more_runs_plan
+
+    camp = write_campaign(tmp_path / "c", counts=(1, 3, 10, 25), seconds=10,
+                          pings_per_s=20, repetitions=3, run_sd=0.2)
+    analysis = analyse(load_campaign(camp), n_boot=99)
+    text = more_runs_plan(analysis)
+    added, decidable, at_margin = 0, 0, 0
+    for p in analysis.pairs:
+        need = 0
+        for metric, v in p.verdicts.items():
+            if v.outcome != modes.UNDECIDED:
+                continue
+            n = modes.runs_to_decide(v)
+            if n is None:
+                at_margin += 1
+                assert f"{p.label} {metric}" in text.split("No run count")[1]
+            else:
+                decidable += 1
+                need = max(need, n)
+                assert f"{p.label} {metric} ({n})" in text
+        added += sum(max(0, need - 3) for _ in ("unicast", "multicast")) if need else 0
+    assert decidable, text  # the campaign leaves something to decide
+    # every synthetic run takes 10 s + 5 s
+    assert f"That is {added} more runs, about " in text
+    minutes = added * 15 / 60
+    when = f"{minutes:.0f} min" if added * 15 >= 90 else f"{added * 15} s"
+    assert f"about {when} at this campaign's run durations" in text
+    assert ("No run count up to 50 per mode decides" in text) == bool(at_margin)
