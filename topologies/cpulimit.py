@@ -438,7 +438,11 @@ def window_shares(a: Counters, b: Counters, cores: float, window_s: float
       saturated ones) and still gets all the CPU it asks for, so this is recorded, not
       judged;
     - ``idle_share``: the rest of the window, when the host had nothing to run
-      (``1 − min(cores_used, 1) − pressure_full_share``, at least 0);
+      (``1 − min(cores_used, 1) − pressure_full_share``, at least 0). It also holds the
+      time the hypervisor took from the host's CPU (steal): the kernel charges it to no
+      task and sees no task waiting (measured on pinned 1x1 hosts: idle share against
+      steal, r = 0.99), so a host slowed by steal is not short here; steal has its own
+      check (``max_steal_share``);
     - ``shortfall_share``: for a busy host (``idle_share`` below ``BUSY_IDLE_SHARE``), the
       allocation it did not get while it had work,
       ``1 − CPU time / (cores × window × (1 − idle_share))``, at least 0; 0 for a host idle
