@@ -203,9 +203,8 @@ def more_runs_plan(analysis: Analysis) -> str:
     seconds = (runs.set_index("run_id")["run_duration_s"] if "run_duration_s" in runs
                else pd.Series(dtype=float))
     decidable: list[str] = []
-    at_margin: list[str] = []
+    at_margin: list[tuple[str, modes.ModeVerdict]] = []
     added, cost, timed = 0, 0.0, True
-    margin = modes.EQUIVALENCE_MARGIN
     for p in analysis.pairs:
         if not p.complete or p.testbed_bound:
             continue
@@ -213,10 +212,9 @@ def more_runs_plan(analysis: Analysis) -> str:
         for metric, v in p.verdicts.items():
             if v.outcome != modes.UNDECIDED or not v.testable:
                 continue
-            margin = v.margin
             n = modes.runs_to_decide(v)
             if n is None:
-                at_margin.append(f"{_where(analysis, p)} {metric}")
+                at_margin.append((f"{_where(analysis, p)} {metric}", v))
             else:
                 decidable.append(f"{_where(analysis, p)} {metric} ({n})")
                 need = max(need, n)
@@ -245,9 +243,9 @@ def more_runs_plan(analysis: Analysis) -> str:
     if at_margin:
         parts.append(
             f"No run count up to {modes.MAX_RUNS_ESTIMATE} per mode decides "
-            f"{', '.join(at_margin)}: at this spread their change is too close to the "
-            f"±{margin:.0%} equivalence margin to call the modes either different or "
-            "practically equal.")
+            f"{', '.join(name for name, _ in at_margin)}: at this spread their change is "
+            f"too close to the ±{at_margin[0][1].margin:.0%} equivalence margin to call "
+            "the modes either different or practically equal.")
     return " ".join(parts)
 
 
