@@ -365,7 +365,7 @@ def _largest_interaction(cells: list[AblationCell]) -> str:
 
 _ROUTE_PARAMS = {"snooping", "querier", "mrouting", "spt", "rp", "rp_router", "shape",
                  "routers", "igmp_version", "switch"}
-_CPU_PARAMS = {"cpu", "cpu_period_us", "cpu_pin"}
+_CPU_PARAMS = {"cpu", "cpu_period_us", "cpu_period_step_us", "cpu_pin"}
 
 
 def _topology_mechanism(changed: set[str]) -> str:

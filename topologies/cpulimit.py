@@ -11,6 +11,13 @@ host its allocation whenever the host could use it.
   time (a 1 ms timer inside it fired 36.5 ms late at the 99th percentile), longer than the
   latencies the study measured; the default here is 10 ms (``cpu_period_us``), the
   smallest period whose quota stays above the kernel's 1 ms minimum down to 0.1 core.
+- **Phase** (``cpu_period_step_us``). A host gets its quota back at one moment of its
+  period's cycle, set when its period timer started, and keeps that moment while it
+  runs: hosts of equal periods keep whatever offset between their refills a run began
+  with (measured: 9.5 and 5.4 ms into the 10 ms cycle in one build, 2.6 and 0.4 ms in the
+  next). That offset is a state of the run, as it is of no real machine, and it moved a
+  10x10 run's median latency between 2 and 4 ms. Host k's period ``cpu_period_us + k x
+  step`` makes the refills drift through one another's cycles within every run.
 - **Pinning** (``cpu_pin``): each host's processes may also be confined to one CPU
   (cpuset), hosts dealt round-robin over the CPUs; the host then never runs on two CPUs at
   once, as a one-core machine, and its throttled time is wall time.
@@ -53,6 +60,7 @@ from mcastlab.capabilities import CGROUP_ROOT, cgroup_cpu_version
 
 PERIOD_US = 10_000  # default CFS period (see the module docstring)
 MIN_QUOTA_US = 1_000  # the kernel refuses a smaller cfs quota
+MAX_PERIOD_US = 1_000_000  # and a longer cfs period
 RT_RUNTIME_US = 10_000  # realtime runtime per host per second (RT group scheduling only)
 # CPU time the emulator itself needs beside the hosts, in cores: switch forwarding and the
 # receivers' UDP delivery that softirq work leaves to ksoftirqd, tcpdump, the samplers and
@@ -132,15 +140,23 @@ def capacity_problem(hosts: list[str], cores: float, cpus: int, pin: bool,
     return None
 
 
-def limits_problem(hosts: list[str], cores: float, period_us: int, pin: bool, cpus: int
-                   ) -> str | None:
+def limits_problem(hosts: list[str], cores: float, period_us: int, pin: bool, cpus: int,
+                   step_us: int = 0) -> str | None:
     """Why hosts of ``cores`` each cannot be set up as asked on a machine of ``cpus`` CPUs
-    (the kernel's minimum quota, pinning above one core, the capacity left to the
-    emulator), or None.
+    (the kernel's minimum quota and longest period, pinning above one core, the capacity
+    left to the emulator), or None.
 
     >>> limits_problem(["h1"], 0.05, 10_000, False, 2)[:51]
     'cpu = 0.05 with cpu_period_us = 10000: at least 0.1'
+    >>> limits_problem(["h1", "h2", "h3"], 0.4, 10_000, False, 2, step_us=500_000)[:61]
+    'cpu_period_us = 10000 and cpu_period_step_us = 500000 give h3'
     """
+    longest = period_us + (len(hosts) - 1) * step_us
+    if hosts and longest > MAX_PERIOD_US:
+        return (f"cpu_period_us = {period_us} and cpu_period_step_us = {step_us} give "
+                f"{hosts[-1]} a period of {longest} µs: the kernel's longest is "
+                f"{MAX_PERIOD_US} µs, so at most "
+                f"{(MAX_PERIOD_US - period_us) // max(len(hosts) - 1, 1)} µs of step")
     low = min_cores(period_us)
     if cores < low - 1e-12:
         return (f"cpu = {cores:g} with cpu_period_us = {period_us}: at least {low:g} cores "
@@ -153,13 +169,15 @@ def spec_problem(spec: Any) -> str | None:
     cores = spec.params.get("cpu")
     if not cores:
         asked = [f"{k} = {spec.params[k]}" for k, off in (("cpu_pin", False),
-                                                          ("cpu_from", "start"))
+                                                          ("cpu_from", "start"),
+                                                          ("cpu_period_step_us", 0))
                  if spec.params.get(k, off) != off]
         return (f"{' and '.join(asked)} take effect only on CPU-limited hosts: set cpu "
                 "(cores per host)") if asked else None
     return limits_problem(list(spec.hosts), float(cores),
                           int(spec.params.get("cpu_period_us") or PERIOD_US),
-                          bool(spec.params.get("cpu_pin")), machine_cpus())
+                          bool(spec.params.get("cpu_pin")), machine_cpus(),
+                          int(spec.params.get("cpu_period_step_us") or 0))
 
 
 def _write(path: Path, value: str) -> None:
@@ -215,7 +233,7 @@ class CpuLimits:
 
     def __init__(self, tag: str, ledger: Any, root: Path = CGROUP_ROOT,
                  period_us: int = PERIOD_US, pin: bool = False,
-                 deferred: bool = False) -> None:
+                 deferred: bool = False, period_step_us: int = 0) -> None:
         v = version(root)
         if v is None:
             raise RuntimeError(f"CPU-limited hosts need a cgroup CPU controller: "
@@ -223,6 +241,8 @@ class CpuLimits:
         self.version = v
         self.ledger = ledger
         self.period_us = int(period_us)
+        self.period_step_us = int(period_step_us)
+        self.periods: dict[str, int] = {}  # host -> its CFS period, µs
         self.pin = pin
         self.root = root
         name = f"mcastlab-{tag}"
@@ -291,8 +311,9 @@ class CpuLimits:
         cg = self.parent / host
         self._mkdir(cg)
         dirs = [cg]
+        self.periods[host] = self.period_us + len(self.periods) * self.period_step_us
         if self.version == 1:
-            _write(cg / "cpu.cfs_period_us", str(self.period_us))
+            _write(cg / "cpu.cfs_period_us", str(self.periods[host]))
             self._rt_runtime(cg)
         if self.pin:
             sets = cg if self.cpuset_parent is None else self.cpuset_parent / host
@@ -316,7 +337,7 @@ class CpuLimits:
         return cg
 
     def _quota_us(self, host: str) -> int:
-        return max(round(self.cores[host] * self.period_us), MIN_QUOTA_US)
+        return max(round(self.cores[host] * self.periods[host]), MIN_QUOTA_US)
 
     def _apply(self, host: str) -> None:
         """Write ``host``'s quota (and pin)."""
@@ -324,7 +345,7 @@ class CpuLimits:
         if self.version == 1:
             _write(cg / "cpu.cfs_quota_us", str(self._quota_us(host)))
         else:
-            _write(cg / "cpu.max", f"{self._quota_us(host)} {self.period_us}")
+            _write(cg / "cpu.max", f"{self._quota_us(host)} {self.periods[host]}")
         if self.pin:
             sets = cg if self.cpuset_parent is None else self.cpuset_parent / host
             _write(sets / "cpuset.cpus", str(self.cpus[host]))
@@ -412,6 +433,8 @@ class CpuLimits:
                          if self.stats_parent is not None
                          else "no cgroup v2: usage and pressure not measured"),
         }
+        if self.period_step_us:
+            d["periods_us"] = dict(self.periods)
         if self.pin:
             d["cpus"] = dict(self.cpus)
         if self.rt_runtime_us is not None:

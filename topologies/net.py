@@ -374,6 +374,7 @@ class Network:
             pin = bool(spec.params.get("cpu_pin"))
             self.cpu = CpuLimits(self.tag, self.ledger,
                                  period_us=int(spec.params.get("cpu_period_us") or 10_000),
+                                 period_step_us=int(spec.params.get("cpu_period_step_us") or 0),
                                  pin=pin,
                                  deferred=spec.params.get("cpu_from") == "measurement")
             cpus = pin_plan(list(spec.hosts), machine_cpus()) if pin else {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+import topologies
 from experiments import fidelity
 from experiments.scenario import ScenarioError, from_dict
 from topologies import cpulimit
@@ -113,6 +114,14 @@ def test_capacity_is_checked_before_building() -> None:
     assert "cpu_pin" in (cpulimit.capacity_problem(["h1"], 1.5, 2, pin=True) or "")
     assert "1000 µs" in (cpulimit.limits_problem(["h1"], 0.05, 10_000, False, 2) or "")
     assert cpulimit.limits_problem(["h1"], 0.05, 100_000, False, 2) is None
+    # the last host's period (10 ms + 3 x 400 ms) past the kernel's longest, 1 s
+    hosts = ["h1", "h2", "h3", "h4"]
+    why = cpulimit.limits_problem(hosts, 0.4, 10_000, False, 2, step_us=400_000) or ""
+    assert "h4 a period of 1210000" in why and "at most 330000" in why, why
+    assert cpulimit.limits_problem(hosts, 0.4, 10_000, False, 2, step_us=250) is None
+    spec = topologies.resolve("lan", {"hosts": 2, "cpu_period_step_us": 250})
+    assert "cpu_period_step_us = 250 take effect only on CPU-limited hosts" in (
+        cpulimit.spec_problem(spec) or "")
 
 
 def test_latency_count_by_count() -> None:

@@ -130,6 +130,7 @@ TOPOLOGY_PARAMS: dict[str, tuple[Any, str]] = {
     "flood_unregistered": (False, "topology"),
     "cpu": (0.5, "topology"),
     "cpu_period_us": (100_000, "topology"),
+    "cpu_period_step_us": (500, "topology"),
     "cpu_pin": (True, "topology"),
     "cpu_from": ("measurement", "topology"),
     "emulated_servers": (2, "topology"),

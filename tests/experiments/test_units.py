@@ -77,8 +77,8 @@ def test_make_run_is_the_study_matrix_on_scaled_hosts() -> None:
     assert all(r["publishers"] == r["subscribers"] for r in runs)
     (params,) = {json.dumps(r["topology_params"], sort_keys=True) for r in runs}
     scaled = json.loads(params)
-    assert (scaled["hosts"], scaled["cpu"], scaled["cpu_pin"], scaled["cpu_from"]) == (
-        4, 0.4, True, "measurement")
+    assert (scaled["hosts"], scaled["cpu"], scaled["cpu_pin"], scaled["cpu_from"],
+            scaled["cpu_period_step_us"]) == (4, 0.4, True, "measurement", 250)
     reps = {}
     for r in runs:
         reps[(r["publishers"], r["mode"])] = max(reps.get((r["publishers"], r["mode"]), 0),

@@ -5,7 +5,10 @@
 
 from __future__ import annotations
 
+import cmath
+import math
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -137,3 +140,44 @@ def monitor_under_load(net: testbed.Testbed, workdir: Path,
     finally:
         stop(procs)
 
+
+
+# Spins for SECONDS and prints, one per line, the CLOCK_MONOTONIC time (ns) at which each
+# stall of over 1 ms ended: with a CPU limit, the moments the host got CPU time again.
+RESUMES = r"""
+import sys, time
+end = time.monotonic_ns() + int(float(sys.argv[1]) * 1e9)
+last = time.monotonic_ns()
+out = []
+while last < end:
+    now = time.monotonic_ns()
+    if now - last > 1_000_000:
+        out.append(now)
+    last = now
+print("\n".join(map(str, out)))
+"""
+
+
+def resumes(net: testbed.Testbed, hosts: list[str], seconds: float) -> dict[str, list[int]]:
+    """Each host's stall ends (ns, CLOCK_MONOTONIC) over ``seconds``: one spinning process
+    per host, started together."""
+    procs = {h: net.popen(h, [sys.executable, "-c", RESUMES, str(seconds)],
+                          stdout=subprocess.PIPE, text=True) for h in hosts}
+    out = {}
+    for h, p in procs.items():
+        text, _ = p.communicate(timeout=seconds + 60)
+        assert p.returncode == 0, (h, p.returncode)
+        out[h] = [int(x) for x in text.split()]
+    return out
+
+
+def phase_concentration(times_ns: list[int], period_us: int) -> tuple[float, float]:
+    """Where in a ``period_us`` cycle (counted from CLOCK_MONOTONIC's zero) the times fall:
+    (mean phase in µs, concentration 0..1: 1 when every time has the same phase, near 0
+    when they are spread evenly over the cycle)."""
+    if not times_ns:
+        return math.nan, 0.0
+    period_ns = period_us * 1000
+    z = sum(cmath.exp(2j * math.pi * (t % period_ns) / period_ns) for t in times_ns)
+    z /= len(times_ns)
+    return (cmath.phase(z) % (2 * math.pi)) / (2 * math.pi) * period_us, abs(z)

@@ -249,3 +249,35 @@ def test_a_host_process_that_ended_in_the_window_is_not_counted_outside(workdir:
     print("outside the hosts:", rec)
     assert dict(rec["top"]).get("bash", 0.0) < 0.05, rec  # counted it would be ~0.25
     assert rec["interrupt_cores"] is not None, rec
+
+
+def test_a_period_step_makes_the_hosts_periods_drift_through_one_another(workdir: Path
+                                                                          ) -> None:
+    """Hosts of equal periods keep the offset between their periods for as long as they
+    run: each gets its quota back at one phase of the cycle, the phase set when its period
+    timer started (measured: h1 at 9.5 ms, h2 at 5.4 ms of the 10 ms cycle), so a run keeps
+    whatever offset it began with. ``cpu_period_step_us`` gives each host its own period,
+    and one host's refills then fall all over the other's cycle within a run."""
+    if cpulimit.machine_cpus() < 2:
+        pytest.skip("needs 2 CPUs for two spinning hosts at once")
+    period = cpulimit.PERIOD_US
+    found = {}
+    for step in (0, 2_500):
+        spec = topologies.resolve("lan", {"hosts": 2, "cpu": 0.3, "cpu_pin": True,
+                                          "cpu_period_step_us": step})
+        with topologies.build(spec, workdir=workdir) as net:
+            assert net.cpu_limits().periods == {"h1": period, "h2": period + step}
+            found[step] = scaled.resumes(net, ["h1", "h2"], 2.0)
+    phases = {step: {h: scaled.phase_concentration(t, period) for h, t in ends.items()}
+              for step, ends in found.items()}
+    print("refill phase in a 10 ms cycle (µs), concentration:", phases)
+    for step, ends in found.items():
+        assert all(len(t) >= 50 for t in ends.values()), (step, {h: len(t) for h, t in
+                                                                ends.items()})
+    # equal periods: each host resumes at one phase of the 10 ms cycle, all run long
+    assert all(c > 0.9 for _, c in phases[0].values()), phases[0]
+    # h2 on a 12.5 ms period: at one phase of its own cycle, all over h1's
+    staggered = phases[2_500]
+    assert staggered["h1"][1] > 0.9, staggered
+    assert staggered["h2"][1] < 0.5, staggered
+    assert scaled.phase_concentration(found[2_500]["h2"], period + 2_500)[1] > 0.9
