@@ -12,12 +12,14 @@ host its allocation whenever the host could use it.
   latencies the study measured; the default here is 10 ms (``cpu_period_us``), the
   smallest period whose quota stays above the kernel's 1 ms minimum down to 0.1 core.
 - **Phase** (``cpu_period_step_us``). A host gets its quota back at one moment of its
-  period's cycle, set when its period timer started, and keeps that moment while it
-  runs: hosts of equal periods keep whatever offset between their refills a run began
-  with (measured: 9.5 and 5.4 ms into the 10 ms cycle in one build, 2.6 and 0.4 ms in the
-  next). That offset is a state of the run, as it is of no real machine, and it moved a
-  10x10 run's median latency between 2 and 4 ms. Host k's period ``cpu_period_us + k x
-  step`` makes the refills drift through one another's cycles within every run.
+  period's cycle and keeps that moment while it runs, a moment that differs from host to
+  host and from build to build: hosts of equal periods keep, for a whole run, whatever
+  offset between their refills the run began with (measured: 9.5 and 5.4 ms into the
+  10 ms cycle in one build, 2.6 and 0.4 ms in the next). That offset is a state of the
+  run, as it is of no real machine: with equal periods 10x10 unicast runs' median
+  latencies fell at 2.0-2.2 or at 4.1-4.3 ms, with a 250 µs step at 3.2-3.5 ms. Host k's
+  period ``cpu_period_us + k x step`` makes the refills drift through one another's
+  cycles within every run.
 - **Pinning** (``cpu_pin``): each host's processes may also be confined to one CPU
   (cpuset), hosts dealt round-robin over the CPUs; the host then never runs on two CPUs at
   once, as a one-core machine, and its throttled time is wall time.

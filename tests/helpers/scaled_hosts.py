@@ -141,7 +141,6 @@ def monitor_under_load(net: testbed.Testbed, workdir: Path,
         stop(procs)
 
 
-
 # Spins for SECONDS and prints, one per line, the CLOCK_MONOTONIC time (ns) at which each
 # stall of over 1 ms ended: with a CPU limit, the moments the host got CPU time again.
 RESUMES = r"""

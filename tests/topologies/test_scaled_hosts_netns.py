@@ -254,9 +254,10 @@ def test_a_host_process_that_ended_in_the_window_is_not_counted_outside(workdir:
 def test_a_period_step_makes_the_hosts_periods_drift_through_one_another(workdir: Path
                                                                           ) -> None:
     """Hosts of equal periods keep the offset between their periods for as long as they
-    run: each gets its quota back at one phase of the cycle, the phase set when its period
-    timer started (measured: h1 at 9.5 ms, h2 at 5.4 ms of the 10 ms cycle), so a run keeps
-    whatever offset it began with. ``cpu_period_step_us`` gives each host its own period,
+    run: each gets its quota back at one phase of the cycle, a phase that differs from
+    host to host and build to build (measured: h1 at 9.5 ms, h2 at 5.4 ms of the 10 ms
+    cycle; 2.6 and 0.4 ms in the next build), so a run keeps whatever offset it began
+    with. ``cpu_period_step_us`` gives each host its own period,
     and one host's refills then fall all over the other's cycle within a run."""
     if cpulimit.machine_cpus() < 2:
         pytest.skip("needs 2 CPUs for two spinning hosts at once")
