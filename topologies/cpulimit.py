@@ -142,6 +142,11 @@ def capacity_problem(hosts: list[str], cores: float, cpus: int, pin: bool,
     return None
 
 
+def host_period_us(period_us: int, step_us: int, index: int) -> int:
+    """The CFS period of the host at ``index`` (0, 1, ... in the topology's order)."""
+    return period_us + index * step_us
+
+
 def limits_problem(hosts: list[str], cores: float, period_us: int, pin: bool, cpus: int,
                    step_us: int = 0) -> str | None:
     """Why hosts of ``cores`` each cannot be set up as asked on a machine of ``cpus`` CPUs
@@ -153,7 +158,7 @@ def limits_problem(hosts: list[str], cores: float, period_us: int, pin: bool, cp
     >>> limits_problem(["h1", "h2", "h3"], 0.4, 10_000, False, 2, step_us=500_000)[:61]
     'cpu_period_us = 10000 and cpu_period_step_us = 500000 give h3'
     """
-    longest = period_us + (len(hosts) - 1) * step_us
+    longest = host_period_us(period_us, step_us, len(hosts) - 1)
     if hosts and longest > MAX_PERIOD_US:
         return (f"cpu_period_us = {period_us} and cpu_period_step_us = {step_us} give "
                 f"{hosts[-1]} a period of {longest} µs: the kernel's longest is "
@@ -313,7 +318,8 @@ class CpuLimits:
         cg = self.parent / host
         self._mkdir(cg)
         dirs = [cg]
-        self.periods[host] = self.period_us + len(self.periods) * self.period_step_us
+        self.periods[host] = host_period_us(self.period_us, self.period_step_us,
+                                            len(self.periods))
         if self.version == 1:
             _write(cg / "cpu.cfs_period_us", str(self.periods[host]))
             self._rt_runtime(cg)

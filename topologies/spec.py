@@ -180,8 +180,9 @@ COMMON_PARAMS: tuple[Param, ...] = (
           "(a saturated host stands still for the rest of a period once its quota is used)",
           low=1_000, high=1_000_000),
     Param("cpu_period_step_us", "int", 0, "host k (0, 1, ... in the topology's order) gets a "
-          "CFS period of cpu_period_us + k x this, so the hosts' periods drift against one "
-          "another instead of refilling in lockstep", low=0, high=100_000),
+          "CFS period of cpu_period_us + k x this, so the hosts' refills drift through one "
+          "another's cycles instead of keeping, for a whole run, the offset they began with",
+          low=0, high=100_000),
     Param("cpu_pin", "bool", False, "pin each CPU-limited host to one CPU (cpuset), hosts "
           "dealt round-robin over the CPUs"),
     Param("cpu_from", "choice", "start", "when the hosts' CPU limit and pin take effect: "

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import cmath
 import math
 import re
 import subprocess
@@ -14,6 +13,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+import numpy as np
+from scipy import stats as sps
 
 from experiments import fidelity
 from mcastlab import paths, testbed
@@ -177,6 +179,7 @@ def phase_concentration(times_ns: list[int], period_us: int) -> tuple[float, flo
     if not times_ns:
         return math.nan, 0.0
     period_ns = period_us * 1000
-    z = sum(cmath.exp(2j * math.pi * (t % period_ns) / period_ns) for t in times_ns)
-    z /= len(times_ns)
-    return (cmath.phase(z) % (2 * math.pi)) / (2 * math.pi) * period_us, abs(z)
+    angles = 2 * np.pi * (np.asarray(times_ns, dtype=np.int64) % period_ns) / period_ns
+    d = sps.directional_stats(np.column_stack([np.cos(angles), np.sin(angles)]))
+    phase = math.atan2(d.mean_direction[1], d.mean_direction[0]) % (2 * math.pi)
+    return phase / (2 * math.pi) * period_us, float(d.mean_resultant_length)
