@@ -219,6 +219,7 @@ def load_campaign(path: str | Path) -> Campaign:
         row["wire_capture_drop_share"] = capture_drop_share(manifest.get("capture_drops"))
         row["shm_data_share"] = shm_data_share(manifest.get("same_host"))
         row.update(fidelity_row(manifest.get("fidelity")))
+        row["retaken"] = retaken_text(manifest.get("retaken"))
         rows.append(row)
         lat_parts.append(lat[["sample", "latency_us"]])
         thr_parts.append(thr[list(THROUGHPUT_COLUMNS)])
@@ -265,6 +266,22 @@ def fidelity_row(fid: object) -> dict[str, object]:
             "fidelity_warnings": "; ".join(str(w) for w in fid.get("warnings") or []),
             "fidelity_drops_cpu": str(fid.get("most_drops_cpu") or ""),
             "fidelity_drops_by_cpu": str(fid.get("drops_by_cpu_text") or "")}
+
+
+def retaken_text(retaken: object) -> str:
+    """The earlier attempts of a run that the runner moved to superseded/ and took again
+    (manifest ``retaken``: unfaithful emulation, or steal time alone), '' when none.
+
+    >>> retaken_text([{"attempt": 1, "superseded": "20261203T051500Z",
+    ...                "why": ["timer wake-up latency p99 outside the hosts: 5923 µs"]}])
+    'attempt 1 (superseded/20261203T051500Z): timer wake-up latency p99 outside the hosts: 5923 µs'
+    """
+    if not isinstance(retaken, list):
+        return ""
+    return "; ".join(
+        f"attempt {r.get('attempt')} (superseded/{r.get('superseded')}): "
+        + ", ".join(str(w) for w in r.get("why") or [])
+        for r in retaken if isinstance(r, dict))
 
 
 def _totals(records: object, *keys: str) -> list[int] | None:

@@ -124,6 +124,9 @@ def fidelity_summary(analysis: Analysis) -> str:
             "the emulated hosts are machines of fixed capacity (CPU-limited) and each got its "
             "allocation, so their saturation is a property of the emulated machines, as of "
             f"the study's own VMs, and these runs give verdicts (e.g. {example}).")
+    retaken = retaken_summary(runs)
+    if retaken:
+        lines.append(retaken)
     by_cpu = drops_by_cpu_summary(runs)
     if by_cpu:
         lines.append(by_cpu)
@@ -135,6 +138,29 @@ def fidelity_summary(analysis: Analysis) -> str:
                      + (" …" if len(warned) > 5 else ""))
     lines.append(repetitions_summary(analysis))
     return "\n".join(lines) + "\n"
+
+
+def retaken_summary(runs: pd.DataFrame) -> str:
+    """The runs taken again because an earlier attempt's emulation was unfaithful (or
+    steal time alone slowed it), by mode: a mode that needed more retakes is worth a look,
+    since the kept runs are the attempts the machine could emulate ('' when none).
+
+    >>> runs = pd.DataFrame({"run_id": ["a", "b", "c"], "mode": ["unicast", "multicast",
+    ...     "multicast"], "retaken": ["", "attempt 1 (superseded/T): late timer", ""]})
+    >>> retaken_summary(runs)[:85]
+    '**Taken again: 1 of 3 runs** (multicast 1): an earlier attempt was unfaithful (the em'
+    """
+    col = runs.get("retaken", pd.Series("", index=runs.index)).fillna("").astype(str)
+    taken = runs[col != ""]
+    if not len(taken):
+        return ""
+    by_mode = ", ".join(f"{m} {n}" for m, n in taken["mode"].value_counts().sort_index().items())
+    items = [f"{r.run_id}: {r.retaken}" for r in taken.itertuples()][:3]
+    return (f"**Taken again: {len(taken)} of {len(runs)} runs** ({by_mode}): an earlier "
+            "attempt was unfaithful (the emulator did not keep its promise, or steal time "
+            "alone slowed it); that attempt is kept in the campaign's superseded/ and the "
+            "verdicts use the run taken again (manifest `retaken`): " + " | ".join(items)
+            + (" …" if len(taken) > 3 else ""))
 
 
 def drops_by_cpu_summary(runs: pd.DataFrame) -> str:

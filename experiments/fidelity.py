@@ -238,6 +238,30 @@ def stolen_only(fid: dict[str, Any]) -> float | None:
     return steal if rest != "host" else None
 
 
+def unfaithful_emulation(fid: dict[str, Any]) -> list[str] | None:
+    """The failed checks when a run of CPU-limited hosts is host-bound (the emulator did
+    not keep its promise: a host short of its allocation, a late timer outside the hosts,
+    backlog drops), else None. Unlimited hosts' host-bound runs are busy hosts, a property
+    of the configuration: None.
+
+    Such a run says nothing about the modes, and on a shared VM it is often another
+    tenant's doing (steal time late-firing the timer outside the hosts): the runner takes
+    it again within the campaign's ``retries``.
+
+    >>> unfaithful_emulation({"bound": "host", "emulator": {"faithful": False,
+    ...     "reasons": ["timer wake-up latency p99 outside the hosts: 5923 µs (limit 5000 µs)"]}})
+    ['timer wake-up latency p99 outside the hosts: 5923 µs (limit 5000 µs)']
+    >>> unfaithful_emulation({"bound": "host", "reasons": ["socket drops: 18%"]}) is None
+    True
+    """
+    emulator = fid.get("emulator")
+    if fid.get("bound") != "host" or not isinstance(emulator, dict):
+        return None
+    if emulator.get("faithful", True):
+        return None
+    return [str(r) for r in emulator.get("reasons") or []] or ["the emulator was unfaithful"]
+
+
 def saturation_text(cores: float | None, metrics: dict[str, float | None]) -> str:
     """'hosts saturated at 0.4 core: throttled in 98% of CFS periods, 1.0% socket drops'.
 

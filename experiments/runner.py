@@ -299,11 +299,12 @@ class CampaignRunner:
         rid = cfg["run_id"]
         tries = 1 + self.sc.campaign.retries
         reason = ""
+        retaken: list[dict[str, Any]] = []  # attempts moved to superseded/, and why
         for attempt in range(1, tries + 1):
             entry = index.get(rid)
             index.update(rid, attempts=int(entry.get("attempts", 0)) + 1, status="incomplete")
             try:
-                manifest = self.run_one(cfg, prog, attempt)
+                manifest = self.run_one(cfg, prog, attempt, retaken=retaken)
             except _Interrupted:
                 index.update(rid, status="incomplete", reason="interrupted")
                 raise
@@ -321,8 +322,22 @@ class CampaignRunner:
                 prog.log(f"{rid}: attempt {attempt}/{tries}: host-bound for steal time alone "
                          f"(the hypervisor took {stolen:.1%} of a CPU, max_steal_share "
                          f"{limit:.1%}): kept in superseded/, running it again")
-                self._supersede([rid], why="steal time")
+                where = self._supersede([rid], why="steal time")
+                retaken.append({"attempt": attempt, "superseded": where.name,
+                                "why": [f"steal time alone: {stolen:.1%}"]})
                 index.update(rid, status="incomplete", reason=f"steal {stolen:.1%}: run again")
+                continue
+            unfaithful = fidelity.unfaithful_emulation(fid) if isinstance(fid, dict) else None
+            if unfaithful is not None and attempt < tries:
+                # The emulator broke its promise to the CPU-limited hosts: the run says
+                # nothing about the modes (often another tenant's steal time did it).
+                prog.log(f"{rid}: attempt {attempt}/{tries}: the emulator did not keep its "
+                         f"promise ({'; '.join(unfaithful)}): kept in superseded/, running "
+                         "it again")
+                where = self._supersede([rid], why="unfaithful emulation")
+                retaken.append({"attempt": attempt, "superseded": where.name,
+                                "why": unfaithful})
+                index.update(rid, status="incomplete", reason="unfaithful: run again")
                 continue
             index.update(rid, status="complete", reason="")
             prog.end_run("complete")
@@ -331,9 +346,10 @@ class CampaignRunner:
         return "failed"
 
     # ---- one run ---------------------------------------------------------------------
-    def run_one(self, cfg: dict[str, Any], prog: Progress, attempt: int = 1
-                ) -> dict[str, Any]:
-        """One run, written atomically into its directory; returns its manifest."""
+    def run_one(self, cfg: dict[str, Any], prog: Progress, attempt: int = 1,
+                retaken: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """One run, written atomically into its directory; returns its manifest.
+        `retaken`: earlier attempts of it moved to superseded/ and why (in the manifest)."""
         rid = cfg["run_id"]
         final = results.run_dir(self.root, rid)
         work = results.run_dir(self.root, rid, prefix=".", suffix=".partial")
@@ -348,6 +364,7 @@ class CampaignRunner:
             "run_id": rid, "campaign": cfg["campaign"], "attempt": attempt,
             "status": "incomplete", "started": _now(), **provenance.provenance(),
             "agent": agents_mod.agent_info(cfg["agent"]),
+            **({"retaken": list(retaken)} if retaken else {}),
         }
         t0 = time.monotonic()
         try:

@@ -89,9 +89,9 @@ def check_path_name(name: str, what: str) -> str:
 # captures or fidelity verdict; a new key must do one or be listed here with its reason).
 NO_MEASURABLE_EFFECT: dict[str, str] = {
     "campaign.description": "free text shown in the campaign index",
-    "campaign.retries": ("how often a failed run, or one host-bound for steal time alone "
-                         "(fidelity.max_steal_share), is tried again; a run's configuration "
-                         "is the same"),
+    "campaign.retries": ("how often a failed run, one host-bound for steal time alone "
+                         "(fidelity.max_steal_share) or a CPU-limited one whose emulation "
+                         "was unfaithful is tried again; a run's configuration is the same"),
     "timing.converge_timeout": "how long to wait for convergence before the run fails",
     "timing.run_timeout": "how long agents may run past execution_time before the run fails",
 }

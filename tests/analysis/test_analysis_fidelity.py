@@ -93,3 +93,24 @@ def test_drops_by_cpu_are_summed_over_runs() -> None:
     assert "r2: CPU 0 (h1, h3) 11.00%" in text  # the last such run's figures
     assert report.drops_by_cpu_summary(runs.iloc[3:]) == ""
     assert load.fidelity_row(None)["fidelity_drops_cpu"] == ""
+
+
+def test_runs_taken_again_are_named_in_the_report(tmp_path: Path) -> None:
+    """A run whose earlier attempt was unfaithful (moved to superseded/ by the runner) is
+    counted by mode in the report's fidelity section, with the attempt's reason."""
+    import json
+
+    out = write_campaign(tmp_path / "re", counts=(3,), designs=("multicast-better",),
+                         seconds=10, campaign="re", repetitions=2)
+    run = next(d for d in sorted(out.iterdir()) if "multicast-r1" in d.name)
+    man = json.loads((run / "manifest.json").read_text())
+    man["retaken"] = [{"attempt": 1, "superseded": "20261203T051500Z",
+                       "why": ["timer wake-up latency p99 outside the hosts: 5923 µs "
+                               "(limit 5000 µs)"]}]
+    (run / "manifest.json").write_text(json.dumps(man))
+    a = analyse(load.load_campaign(out), n_boot=50)
+    text = report.write_report(a, tmp_path / "report").report.read_text()
+    line = next(ln for ln in text.splitlines() if ln.startswith("**Taken again"))
+    assert line.startswith("**Taken again: 1 of 4 runs** (multicast 1)")
+    assert (f"{run.name}: attempt 1 (superseded/20261203T051500Z): timer wake-up latency "
+            "p99 outside the hosts: 5923 µs") in line

@@ -1,7 +1,8 @@
 """The runner takes again a run host-bound for steal time alone (``max_steal_share`` set),
-within the campaign's ``retries``, keeping each slowed attempt in ``superseded/`` (no root:
-the run itself is replaced by one that writes, and returns, a manifest with the fidelity it
-is given)."""
+or a run of CPU-limited hosts whose emulation was unfaithful, within the campaign's
+``retries``, keeping each such attempt in ``superseded/`` and naming it in the kept run's
+manifest (no root: the run itself is replaced by one that writes, and returns, a manifest
+with the fidelity it is given)."""
 
 from __future__ import annotations
 
@@ -50,12 +51,14 @@ def _campaign(tmp_path: Path, retries: int, steals: list[dict[str, Any]]
     index.set_runs(runner.all_runs)
     attempts: list[int] = []
 
-    def run_one(cfg: dict[str, Any], prog: Progress, attempt: int = 1) -> dict[str, Any]:
+    def run_one(cfg: dict[str, Any], prog: Progress, attempt: int = 1,
+                retaken: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         final = results.run_dir(runner.root, cfg["run_id"])
         assert not final.exists()  # the slowed attempt was moved, not overwritten
         final.mkdir()
         manifest = {"run_id": cfg["run_id"], "attempt": attempt, "status": "complete",
-                    "fidelity": steals[attempt - 1]}
+                    "fidelity": steals[attempt - 1],
+                    **({"retaken": list(retaken)} if retaken else {})}
         results.write_manifest(final, manifest)
         attempts.append(attempt)
         return manifest
@@ -94,9 +97,46 @@ def test_the_last_attempt_is_kept_host_bound(tmp_path: Path) -> None:
     assert len(list((runner.root / "superseded").glob(f"*/{rid}"))) == 1
 
 
-def test_a_run_that_failed_another_check_too_is_not_taken_again(tmp_path: Path) -> None:
-    """A starved host is the emulator's failure, a finding of the run: recorded as is."""
-    runner, rid, status, attempts = _campaign(tmp_path, 2, [_fid(0.09, shortfall=0.3)])
+def test_an_unfaithful_emulation_is_taken_again_and_named(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """A host starved of its allocation (with steal or without): the run says nothing
+    about the modes; the attempt is kept in superseded/ and named in the kept run."""
+    runner, rid, status, attempts = _campaign(
+        tmp_path, 2, [_fid(0.09, shortfall=0.3), _fid(0.0, shortfall=0.25), _fid(0.0)])
+    assert (status, attempts) == ("complete", [1, 2, 3])
+    kept_run = _manifest(runner.root / rid)
+    assert kept_run["fidelity"]["bound"] == "saturated"
+    retaken = kept_run["retaken"]
+    assert [r["attempt"] for r in retaken] == [1, 2]
+    assert all(any("allocation" in w for w in r["why"]) for r in retaken), retaken
+    kept = sorted((runner.root / "superseded").glob(f"*/{rid}"))
+    assert [d.parent.name for d in kept] == [r["superseded"] for r in retaken]
+    assert [_manifest(d)["fidelity"]["bound"] for d in kept] == ["host", "host"]
+    cap = capsys.readouterr()
+    out = " ".join((cap.out + cap.err).split())  # as one text, however wrapped
+    assert "unfaithful emulation: " + rid + " moved to" in out
+    assert "the emulator did not keep its promise" in out
+
+
+def test_the_last_unfaithful_attempt_is_kept_host_bound(tmp_path: Path) -> None:
+    runner, rid, status, attempts = _campaign(tmp_path, 1, [_fid(0.0, shortfall=0.3),
+                                                            _fid(0.0, shortfall=0.2)])
+    assert (status, attempts) == ("complete", [1, 2])
+    kept_run = _manifest(runner.root / rid)
+    assert kept_run["fidelity"]["bound"] == "host" and len(kept_run["retaken"]) == 1
+
+
+def test_busy_unlimited_hosts_are_a_finding_not_taken_again(tmp_path: Path) -> None:
+    """Without CPU limits, host-bound means the hosts were busy: a property of the
+    configuration, recorded as is."""
+    th = fidelity.Thresholds.from_dict(None)
+    metrics = {"socket_drop_share": 0.18}
+    bound, reasons = fidelity.judge(metrics, th)
+    assert bound == "host"
+    fid = {"bound": bound, "metrics": metrics, "thresholds": th.model_dump(),
+           "reasons": reasons}
+    runner, rid, status, attempts = _campaign(tmp_path, 2, [fid])
     assert (status, attempts) == ("complete", [1])
-    assert _manifest(runner.root / rid)["fidelity"]["bound"] == "host"
+    assert "retaken" not in _manifest(runner.root / rid)
     assert not (runner.root / "superseded").exists()
