@@ -268,7 +268,10 @@ def test_a_period_step_makes_the_hosts_periods_drift_through_one_another(workdir
                                           "cpu_period_step_us": step})
         with topologies.build(spec, workdir=workdir) as net:
             assert net.cpu_limits().periods == {"h1": period, "h2": period + step}
-            found[step] = scaled.resumes(net, ["h1", "h2"], 2.0)
+            # Steal jitters the refills (a fresh clone read concentrations of 0.91 and
+            # 0.75 beside tests that measured 24-35% steal): taken again, as the others.
+            found[step] = _unstolen(partial(scaled.resumes, net, ["h1", "h2"], 2.0),
+                                    f"period step {step} us")
     phases = {step: {h: scaled.phase_concentration(t, period) for h, t in ends.items()}
               for step, ends in found.items()}
     print("refill phase in a 10 ms cycle (µs), concentration:", phases)
