@@ -130,14 +130,18 @@ def fidelity_summary(analysis: Analysis) -> str:
     by_cpu = drops_by_cpu_summary(runs)
     if by_cpu:
         lines.append(by_cpu)
-    warned = runs[runs.get("fidelity_warnings", pd.Series("", index=runs.index))
-                  .fillna("").astype(str) != ""]
+    warned = runs[_text_column(runs, "fidelity_warnings") != ""]
     if len(warned):
         items = [f"{r.run_id}: {r.fidelity_warnings}" for r in warned.itertuples()][:5]
         lines.append(f"Fidelity warnings in {len(warned)} run(s): " + " | ".join(items)
                      + (" …" if len(warned) > 5 else ""))
     lines.append(repetitions_summary(analysis))
     return "\n".join(lines) + "\n"
+
+
+def _text_column(runs: pd.DataFrame, name: str) -> pd.Series:
+    """A text column of the runs table, '' where missing (campaigns recorded before it)."""
+    return runs.get(name, pd.Series("", index=runs.index)).fillna("").astype(str)
 
 
 def retaken_summary(runs: pd.DataFrame) -> str:
@@ -150,8 +154,7 @@ def retaken_summary(runs: pd.DataFrame) -> str:
     >>> retaken_summary(runs)[:85]
     '**Taken again: 1 of 3 runs** (multicast 1): an earlier attempt was unfaithful (the em'
     """
-    col = runs.get("retaken", pd.Series("", index=runs.index)).fillna("").astype(str)
-    taken = runs[col != ""]
+    taken = runs[_text_column(runs, "retaken") != ""]
     if not len(taken):
         return ""
     by_mode = ", ".join(f"{m} {n}" for m, n in taken["mode"].value_counts().sort_index().items())
@@ -175,7 +178,7 @@ def drops_by_cpu_summary(runs: pd.DataFrame) -> str:
     >>> drops_by_cpu_summary(runs)[:80]
     'Socket drops by CPU: in 2 of 2 runs whose pinned hosts dropped datagrams, the ho'
     """
-    col = runs.get("fidelity_drops_cpu", pd.Series("", index=runs.index)).fillna("").astype(str)
+    col = _text_column(runs, "fidelity_drops_cpu")
     told = runs[col != ""]
     if not len(told):
         return ""

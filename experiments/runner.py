@@ -294,6 +294,14 @@ class CampaignRunner:
             print(f"mcastlab run: {why}: {rid} moved to {dest / rid}", flush=True)
         return dest
 
+    def _set_aside(self, rid: str, attempt: int, index: results.CampaignIndex, what: str,
+                   why: list[str]) -> dict[str, Any]:
+        """Move an attempt to be taken again into superseded/, mark the run incomplete, and
+        return the record the kept run's manifest names it by (``retaken``)."""
+        where = self._supersede([rid], why=what)
+        index.update(rid, status="incomplete", reason=f"{what}: run again")
+        return {"attempt": attempt, "superseded": where.name, "why": why}
+
     def _run_with_retries(self, cfg: dict[str, Any], index: results.CampaignIndex,
                           prog: Progress) -> str:
         rid = cfg["run_id"]
@@ -322,10 +330,8 @@ class CampaignRunner:
                 prog.log(f"{rid}: attempt {attempt}/{tries}: host-bound for steal time alone "
                          f"(the hypervisor took {stolen:.1%} of a CPU, max_steal_share "
                          f"{limit:.1%}): kept in superseded/, running it again")
-                where = self._supersede([rid], why="steal time")
-                retaken.append({"attempt": attempt, "superseded": where.name,
-                                "why": [f"steal time alone: {stolen:.1%}"]})
-                index.update(rid, status="incomplete", reason=f"steal {stolen:.1%}: run again")
+                retaken.append(self._set_aside(rid, attempt, index, "steal time",
+                                               [f"steal time alone: {stolen:.1%}"]))
                 continue
             unfaithful = fidelity.unfaithful_emulation(fid) if isinstance(fid, dict) else None
             if unfaithful is not None and attempt < tries:
@@ -334,10 +340,8 @@ class CampaignRunner:
                 prog.log(f"{rid}: attempt {attempt}/{tries}: the emulator did not keep its "
                          f"promise ({'; '.join(unfaithful)}): kept in superseded/, running "
                          "it again")
-                where = self._supersede([rid], why="unfaithful emulation")
-                retaken.append({"attempt": attempt, "superseded": where.name,
-                                "why": unfaithful})
-                index.update(rid, status="incomplete", reason="unfaithful: run again")
+                retaken.append(self._set_aside(rid, attempt, index, "unfaithful emulation",
+                                               unfaithful))
                 continue
             index.update(rid, status="complete", reason="")
             prog.end_run("complete")
