@@ -8,7 +8,9 @@ the pinning moved the drops with CPU 0 (experiments/README.md, "Spread at 75×75
 multicast"). The drops gather on the hosts of the CPU where work outside the hosts runs:
 pinning the monitor's own 1 ms timer outside the hosts to the other CPU moved them there,
 and the extra timer interrupts (1.6-2.1 times the other CPU's) with them; without that
-timer they still fell on one CPU's hosts, at the same total. The fidelity record keeps
+timer they still fell on one CPU's hosts, at the same total. That timer at 1 ms also
+tipped the hosts into dropping a fifth of their datagrams: at 10 ms, as it now runs, 75x75
+multicast runs dropped 0.3-0.5% (experiments/fidelity.py). The fidelity record keeps
 these per-CPU figures so that such an asymmetry is seen in every run, not found by a
 pilot.
 
