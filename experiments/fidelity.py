@@ -92,10 +92,16 @@ PSI_CPU = Path("/proc/pressure/cpu")
 STEAL_WARNING_SHARE = 0.02
 SOFTNET = Path("/proc/net/softnet_stat")
 CYCLICTEST = "cyclictest"
-# The timer every sampler runs: 1 ms period, SCHED_OTHER like an agent thread, one thread,
-# a histogram up to 100 ms.
-CYCLICTEST_ARGS = ("-q", "--laptop", "-p", "0", "--policy=other", "-i", "1000", "-t", "1",
-                   "-h", "100000")
+
+
+def cyclictest_args(period_us: int) -> tuple[str, ...]:
+    """The timer a sampler runs: ``period_us`` period, SCHED_OTHER like an agent thread,
+    one thread, a histogram up to 100 ms."""
+    return ("-q", "--laptop", "-p", "0", "--policy=other", "-i", str(period_us), "-t", "1",
+            "-h", "100000")
+
+
+CYCLICTEST_ARGS = cyclictest_args(1000)  # inside each host
 # The timer outside the hosts runs at a 10 ms period. At 1 ms it was itself the biggest
 # load on the emulation it checks: its 1,000 wake-ups a second, outside every host's
 # allocation, ran on one CPU, and the hosts pinned there dropped 23-32% of their datagrams
@@ -105,7 +111,7 @@ CYCLICTEST_ARGS = ("-q", "--laptop", "-p", "0", "--policy=other", "-i", "1000", 
 # 0.46% dropped, 98-139k samples/s (the hosts' own timers at 10 ms too, 2 runs: 0.25-0.33%,
 # 121-131k, so those stay at 1 ms). How late a timer fires does not depend on its period;
 # 100 wake-ups a second give a 10 s window's p99 from 1,000.
-PLANE_CYCLICTEST_ARGS = tuple("10000" if a == "1000" else a for a in CYCLICTEST_ARGS)
+PLANE_CYCLICTEST_ARGS = cyclictest_args(10_000)
 PLANE = "plane"  # the sampler outside the hosts, in per_host-like records
 
 
