@@ -33,7 +33,7 @@ Window metrics (``metrics``; per host in ``per_host``):
 - ``wakeup_p99_us``, ``wakeup_max_us``: how late a 1 ms periodic timer fired in each
   host's namespace (``cyclictest`` at SCHED_OTHER, like an agent thread; worst host).
 - ``plane_wakeup_p99_us``: the same kind of timer outside every host's cgroup, in a
-  switch's (or router's) namespace, at a 10 ms period (:data:`PLANE_CYCLICTEST_ARGS`):
+  switch's (or router's) namespace, at a 10 ms period (:data:`PLANE_PERIOD_US`):
   whether the machine left the emulator its share.
 - ``softnet_drop_share``: packets the kernel dropped at full per-CPU backlogs
   (``/proc/net/softnet_stat``) / packets processed.
@@ -76,7 +76,7 @@ import re
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psutil
 from pydantic import BaseModel, ConfigDict, Field
@@ -101,7 +101,7 @@ def cyclictest_args(period_us: int) -> tuple[str, ...]:
             "-h", "100000")
 
 
-CYCLICTEST_ARGS = cyclictest_args(1000)  # inside each host
+HOST_PERIOD_US = 1000  # the timer inside each host
 # The timer outside the hosts runs at a 10 ms period. At 1 ms it was itself the biggest
 # load on the emulation it checks: its 1,000 wake-ups a second, outside every host's
 # allocation, ran on one CPU, and the hosts pinned there dropped 23-32% of their datagrams
@@ -111,7 +111,7 @@ CYCLICTEST_ARGS = cyclictest_args(1000)  # inside each host
 # 0.46% dropped, 98-139k samples/s (the hosts' own timers at 10 ms too, 2 runs: 0.25-0.33%,
 # 121-131k, so those stay at 1 ms). How late a timer fires does not depend on its period;
 # 100 wake-ups a second give a 10 s window's p99 from 1,000.
-PLANE_CYCLICTEST_ARGS = cyclictest_args(10_000)
+PLANE_PERIOD_US = 10_000
 PLANE = "plane"  # the sampler outside the hosts, in per_host-like records
 
 
@@ -506,16 +506,16 @@ class Monitor:
         self.notes: list[str] = []
 
     # --- window -----------------------------------------------------------------------
-    def _sampler_argv(self, out: Path, plane: bool = False) -> list[str]:
-        args = PLANE_CYCLICTEST_ARGS if plane else CYCLICTEST_ARGS
-        return [CYCLICTEST, *args, f"--json={out}"]
+    def _sampler_argv(self, out: Path, period_us: int) -> list[str]:
+        return [CYCLICTEST, *cyclictest_args(period_us), f"--json={out}"]
 
     def _start_sampler(self, name: str, node: str) -> None:
         out = self.logs / f"wakeup_{name}.json"
         where = self.net.output_path(node, out)
         try:
             with (self.logs / f"wakeup_{name}.log").open("wb") as log:
-                argv = self._sampler_argv(Path(where), plane=name == PLANE)
+                period = PLANE_PERIOD_US if name == PLANE else HOST_PERIOD_US
+                argv = self._sampler_argv(Path(where), period)
                 self._samplers[name] = self.net.popen(node, argv,
                                                       stdout=log, stderr=log)
         except OSError as exc:
@@ -588,7 +588,7 @@ class Monitor:
 
     def _wakeup(self, name: str, where: str) -> tuple[float | None, float | None]:
         """(p99, max) of one sampler; a sampler that gave nothing is a warning."""
-        p99, mx = _read_wakeup(self.logs / f"wakeup_{name}.json")
+        p99, mx, _ = read_wakeup(self.logs / f"wakeup_{name}.json")
         if math.isnan(p99):
             code = self._sampler_exit.get(name)
             said = _tail(self.logs / f"wakeup_{name}.log")
@@ -793,15 +793,24 @@ def _busy_core_seconds(rows: list[dict[str, Any]], lo: float, hi: float) -> dict
     return out
 
 
-def _read_wakeup(path: Path) -> tuple[float, float]:
+class Wakeup(NamedTuple):
+    """One sampler's cyclictest result: how late its timer fired (µs) and how often it woke."""
+    p99_us: float
+    max_us: float
+    cycles: int
+
+
+def read_wakeup(path: Path) -> Wakeup:
+    """A sampler's cyclictest JSON; NaN lateness and 0 cycles when it gave none."""
     try:
         data = json.loads(path.read_text())
         thread = data["thread"]["0"]
         hist = thread["histogram"]
     except (OSError, ValueError, KeyError):
-        return math.nan, math.nan
+        return Wakeup(math.nan, math.nan, 0)
     p99, mx = wakeup_percentiles(hist)
     # the histogram stops at 100 ms; cyclictest's own maximum does not
     if isinstance(thread.get("max"), int | float):
         mx = float(thread["max"])
-    return p99, mx
+    cycles = thread.get("cycles")
+    return Wakeup(p99, mx, int(cycles) if isinstance(cycles, int | float) else 0)

@@ -9,6 +9,10 @@ their quota, their tasks waiting for a CPU 28% of the time.
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+
 import pytest
 
 import topologies
@@ -206,3 +210,14 @@ def test_a_run_host_bound_for_steal_alone_is_told_apart() -> None:
                                  "thresholds": default, "emulator": {}}) is None
     assert fidelity.stolen_only({"bound": "network", "metrics": plain,
                                  "thresholds": default}) is None
+
+
+def test_a_samplers_json_gives_lateness_and_wake_ups(tmp_path: Path) -> None:
+    """cyclictest's JSON: p99 from the histogram, the maximum from cyclictest itself (the
+    histogram stops at 100 ms), and how many times the timer woke; nothing gives NaN."""
+    out = tmp_path / "wakeup_plane.json"
+    out.write_text(json.dumps({"thread": {"0": {
+        "histogram": {"10": 98, "20": 1, "500": 1}, "cycles": 100, "max": 250000}}}))
+    assert fidelity.read_wakeup(out) == (20.0, 250000.0, 100)
+    missing = fidelity.read_wakeup(tmp_path / "none.json")
+    assert math.isnan(missing.p99_us) and math.isnan(missing.max_us) and missing.cycles == 0

@@ -31,7 +31,6 @@ steal: the known answers are about the emulator, not about another tenant's load
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import time
@@ -43,6 +42,7 @@ from typing import Any, TypeVar
 import pytest
 
 import topologies
+from experiments import fidelity
 from mcastlab import paths, testbed
 from tests.helpers import scaled_hosts as scaled
 from topologies import cpulimit
@@ -143,9 +143,9 @@ def test_saturated_hosts_with_honoured_quotas_are_faithful(workdir: Path) -> Non
     assert "sh" not in dict(fid["outside_hosts"]["top"]), fid["outside_hosts"]
     # the monitor's own timer outside the hosts woke about 100 times a second, not 1,000:
     # at 1 ms its wake-ups alone made the hosts on its CPU drop a fifth of their datagrams
-    # at 75x75 multicast (experiments/fidelity.py, PLANE_CYCLICTEST_ARGS)
+    # at 75x75 multicast (experiments/fidelity.py, PLANE_PERIOD_US)
     logs = max(workdir.glob("logs-*"), key=lambda d: int(d.name.removeprefix("logs-")))
-    cycles = json.loads((logs / "wakeup_plane.json").read_text())["thread"]["0"]["cycles"]
+    cycles = fidelity.read_wakeup(logs / "wakeup_plane.json").cycles
     rate = cycles / fid["window_s"]
     print(f"timer outside the hosts: {cycles} wake-ups in {fid['window_s']:.1f} s")
     assert 50 <= rate <= 110, (cycles, fid["window_s"])
