@@ -124,15 +124,18 @@ class CampaignIndex:
             rid = cfg["run_id"]
             prev = self._prev.get(rid, {})
             status = run_status(self.root / rid) if (self.root / rid).is_dir() else "incomplete"
-            runs.append(
-                {
-                    "id": rid,
-                    "status": status,
-                    "attempts": int(prev.get("attempts", 0)),
-                    "reason": prev.get("reason", "") if status != "complete" else "",
-                    "config": cfg,
-                }
-            )
+            entry = {
+                "id": rid,
+                "status": status,
+                "attempts": int(prev.get("attempts", 0)),
+                "reason": prev.get("reason", "") if status != "complete" else "",
+                "config": cfg,
+            }
+            # attempts set aside to be taken again before an interruption: the run taken
+            # again names them (a complete run's manifest already does)
+            if status != "complete" and isinstance(prev.get("retaken"), list):
+                entry["retaken"] = prev["retaken"]
+            runs.append(entry)
         self.data["runs"] = runs
         self.save()
 

@@ -295,20 +295,24 @@ class CampaignRunner:
         return dest
 
     def _set_aside(self, rid: str, attempt: int, index: results.CampaignIndex, what: str,
-                   why: list[str]) -> dict[str, Any]:
+                   why: list[str], retaken: list[dict[str, Any]]) -> None:
         """Move an attempt to be taken again into superseded/, mark the run incomplete, and
-        return the record the kept run's manifest names it by (``retaken``)."""
+        add to ``retaken`` the record the kept run's manifest names it by. The records are
+        also kept in the campaign index, so that a campaign interrupted before the run is
+        taken again still names the attempt when it resumes."""
         where = self._supersede([rid], why=what)
-        index.update(rid, status="incomplete", reason=f"{what}: run again")
-        return {"attempt": attempt, "superseded": where.name, "why": why}
+        retaken.append({"attempt": attempt, "superseded": where.name, "why": why})
+        index.update(rid, status="incomplete", reason=f"{what}: run again",
+                     retaken=list(retaken))
 
     def _run_with_retries(self, cfg: dict[str, Any], index: results.CampaignIndex,
                           prog: Progress) -> str:
         rid = cfg["run_id"]
         tries = 1 + self.sc.campaign.retries
         reason = ""
-        retaken: list[dict[str, Any]] = []  # attempts moved to superseded/, and why
-        for attempt in range(1, tries + 1):
+        # attempts moved to superseded/, and why; those of an interrupted campaign count
+        retaken: list[dict[str, Any]] = list(index.get(rid).get("retaken", []))
+        for attempt in range(min(len(retaken) + 1, tries), tries + 1):
             entry = index.get(rid)
             index.update(rid, attempts=int(entry.get("attempts", 0)) + 1, status="incomplete")
             try:
@@ -330,8 +334,8 @@ class CampaignRunner:
                 prog.log(f"{rid}: attempt {attempt}/{tries}: host-bound for steal time alone "
                          f"(the hypervisor took {stolen:.1%} of a CPU, max_steal_share "
                          f"{limit:.1%}): kept in superseded/, running it again")
-                retaken.append(self._set_aside(rid, attempt, index, "steal time",
-                                               [f"steal time alone: {stolen:.1%}"]))
+                self._set_aside(rid, attempt, index, "steal time",
+                                [f"steal time alone: {stolen:.1%}"], retaken)
                 continue
             unfaithful = fidelity.unfaithful_emulation(fid) if isinstance(fid, dict) else None
             if unfaithful is not None and attempt < tries:
@@ -340,8 +344,8 @@ class CampaignRunner:
                 prog.log(f"{rid}: attempt {attempt}/{tries}: the emulator did not keep its "
                          f"promise ({'; '.join(unfaithful)}): kept in superseded/, running "
                          "it again")
-                retaken.append(self._set_aside(rid, attempt, index, "unfaithful emulation",
-                                               unfaithful))
+                self._set_aside(rid, attempt, index, "unfaithful emulation", unfaithful,
+                                retaken)
                 continue
             index.update(rid, status="complete", reason="")
             prog.end_run("complete")

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from experiments import fidelity, results
+from experiments import runner as runner_mod
 from experiments.progress import Progress
 from experiments.runner import CampaignRunner
 
@@ -140,3 +141,50 @@ def test_busy_unlimited_hosts_are_a_finding_not_taken_again(tmp_path: Path) -> N
     assert (status, attempts) == ("complete", [1])
     assert "retaken" not in _manifest(runner.root / rid)
     assert not (runner.root / "superseded").exists()
+
+
+def test_an_attempt_set_aside_before_an_interruption_is_named_after_the_resume(
+        tmp_path: Path) -> None:
+    """Attempt 1 unfaithful and set aside, attempt 2 interrupted (Ctrl-C, or the machine
+    went down): the resumed campaign goes on with attempt 2, within the same retries, and
+    the run it keeps still names attempt 1 in superseded/."""
+    path = tmp_path / "steal.toml"
+    path.write_text(SCENARIO.format(retries=1))
+    fids = {1: _fid(0.0, shortfall=0.3), 2: _fid(0.0)}
+    interrupted = [True]
+
+    def runner_and_index() -> tuple[CampaignRunner, results.CampaignIndex]:
+        runner = CampaignRunner(path, tmp_path / "res", progress=False)
+        runner.root.mkdir(exist_ok=True)
+        index = results.CampaignIndex(runner.root, "steal", str(path))
+        index.set_runs(runner.all_runs)
+
+        def run_one(cfg: dict[str, Any], prog: Progress, attempt: int = 1,
+                    retaken: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+            if attempt == 2 and interrupted[0]:
+                interrupted[0] = False
+                raise runner_mod._Interrupted("SIGINT")
+            final = results.run_dir(runner.root, cfg["run_id"])
+            final.mkdir()
+            manifest = {"run_id": cfg["run_id"], "attempt": attempt, "status": "complete",
+                        "fidelity": fids[attempt],
+                        **({"retaken": list(retaken)} if retaken else {})}
+            results.write_manifest(final, manifest)
+            return manifest
+
+        runner.run_one = run_one  # type: ignore[method-assign]
+        return runner, index
+
+    runner, index = runner_and_index()
+    rid = runner.runs[0]["run_id"]
+    with Progress(1, [1.0], enabled=False) as prog, pytest.raises(runner_mod._Interrupted):
+        runner._run_with_retries(runner.runs[0], index, prog)
+    runner, index = runner_and_index()  # the campaign resumed: a new index from disk
+    with Progress(1, [1.0], enabled=False) as prog:
+        assert runner._run_with_retries(runner.runs[0], index, prog) == "complete"
+    kept_run = _manifest(runner.root / rid)
+    assert (kept_run["attempt"], kept_run["fidelity"]["bound"]) == (2, "saturated")
+    (aside,) = kept_run["retaken"]
+    assert aside["attempt"] == 1 and any("allocation" in w for w in aside["why"]), aside
+    (kept,) = (runner.root / "superseded").glob(f"*/{rid}")
+    assert kept.parent.name == aside["superseded"] and _manifest(kept)["attempt"] == 1
