@@ -4,6 +4,8 @@ VENV := .venv
 MCASTLAB := $(VENV)/bin/mcastlab
 PYTEST_ARGS ?=
 RESULTS ?= results/seed003-scaled-quick
+# the tests that need no root, spread over the CPUs (pytest-xdist); see `test`
+UNIT_PYTEST := $(VENV)/bin/python -m pytest -m "not netns" -n auto
 
 .PHONY: run test setup lint unit clean-net help
 
@@ -31,7 +33,7 @@ run: setup
 # both collecting nothing is (pytest's status 5).
 test: setup lint
 	@echo "== tests without root, in parallel =="; \
-	$(VENV)/bin/python -m pytest -m "not netns" -n auto $(PYTEST_ARGS); unit=$$?; \
+	$(UNIT_PYTEST) $(PYTEST_ARGS); unit=$$?; \
 	echo "== netns tests, one at a time =="; \
 	$(VENV)/bin/python -m pytest -m netns $(PYTEST_ARGS); netns=$$?; \
 	if [ $$unit -eq 5 ] && [ $$netns -eq 5 ]; then exit 5; fi; \
@@ -41,7 +43,7 @@ lint:
 	$(VENV)/bin/ruff check .
 
 unit: setup
-	$(VENV)/bin/python -m pytest -m "not netns" -n auto $(PYTEST_ARGS)
+	$(UNIT_PYTEST) $(PYTEST_ARGS)
 
 clean-net:
 	$(MCASTLAB) clean

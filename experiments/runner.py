@@ -171,6 +171,11 @@ class _RunState:
     exit_codes: dict[str, int | None] = field(default_factory=dict)
 
 
+def _retaken(index: results.CampaignIndex, rid: str) -> list[dict[str, Any]]:
+    """The attempts of run ``rid`` moved to superseded/ to be taken again, and why."""
+    return list(index.get(rid).get("retaken", []))
+
+
 class CampaignRunner:
     def __init__(self, scenario_path: Path, results_dir: Path | None = None, *,
                  progress: bool = True, only: list[str] | None = None,
@@ -295,28 +300,27 @@ class CampaignRunner:
         return dest
 
     def _set_aside(self, rid: str, attempt: int, index: results.CampaignIndex, what: str,
-                   why: list[str], retaken: list[dict[str, Any]]) -> None:
+                   why: list[str]) -> None:
         """Move an attempt to be taken again into superseded/, mark the run incomplete, and
-        add to ``retaken`` the record the kept run's manifest names it by. The records are
-        also kept in the campaign index, so that a campaign interrupted before the run is
-        taken again still names the attempt when it resumes."""
+        add to the run's ``retaken`` in the campaign index the record the kept run's
+        manifest names it by. The index holds them so that a campaign interrupted before
+        the run is taken again still names the attempt when it resumes."""
         where = self._supersede([rid], why=what)
-        retaken.append({"attempt": attempt, "superseded": where.name, "why": why})
+        record = {"attempt": attempt, "superseded": where.name, "why": why}
         index.update(rid, status="incomplete", reason=f"{what}: run again",
-                     retaken=list(retaken))
+                     retaken=[*_retaken(index, rid), record])
 
     def _run_with_retries(self, cfg: dict[str, Any], index: results.CampaignIndex,
                           prog: Progress) -> str:
         rid = cfg["run_id"]
         tries = 1 + self.sc.campaign.retries
         reason = ""
-        # attempts moved to superseded/, and why; those of an interrupted campaign count
-        retaken: list[dict[str, Any]] = list(index.get(rid).get("retaken", []))
-        for attempt in range(min(len(retaken) + 1, tries), tries + 1):
+        # attempts set aside before an interrupted campaign resumed count as attempts
+        for attempt in range(min(len(_retaken(index, rid)) + 1, tries), tries + 1):
             entry = index.get(rid)
             index.update(rid, attempts=int(entry.get("attempts", 0)) + 1, status="incomplete")
             try:
-                manifest = self.run_one(cfg, prog, attempt, retaken=retaken)
+                manifest = self.run_one(cfg, prog, attempt, retaken=_retaken(index, rid))
             except _Interrupted:
                 index.update(rid, status="incomplete", reason="interrupted")
                 raise
@@ -335,7 +339,7 @@ class CampaignRunner:
                          f"(the hypervisor took {stolen:.1%} of a CPU, max_steal_share "
                          f"{limit:.1%}): kept in superseded/, running it again")
                 self._set_aside(rid, attempt, index, "steal time",
-                                [f"steal time alone: {stolen:.1%}"], retaken)
+                                [f"steal time alone: {stolen:.1%}"])
                 continue
             unfaithful = fidelity.unfaithful_emulation(fid) if isinstance(fid, dict) else None
             if unfaithful is not None and attempt < tries:
@@ -344,8 +348,7 @@ class CampaignRunner:
                 prog.log(f"{rid}: attempt {attempt}/{tries}: the emulator did not keep its "
                          f"promise ({'; '.join(unfaithful)}): kept in superseded/, running "
                          "it again")
-                self._set_aside(rid, attempt, index, "unfaithful emulation", unfaithful,
-                                retaken)
+                self._set_aside(rid, attempt, index, "unfaithful emulation", unfaithful)
                 continue
             index.update(rid, status="complete", reason="")
             prog.end_run("complete")

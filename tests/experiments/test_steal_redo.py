@@ -7,6 +7,7 @@ with the fidelity it is given)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,29 +46,38 @@ def _campaign(tmp_path: Path, retries: int, steals: list[dict[str, Any]]
               ) -> tuple[CampaignRunner, str, str, list[int]]:
     path = tmp_path / "steal.toml"
     path.write_text(SCENARIO.format(retries=retries))
-    runner = CampaignRunner(path, tmp_path / "res", progress=False)
-    runner.root.mkdir()
+    attempts: list[int] = []
+    runner, index = _runner(path, tmp_path, lambda attempt: steals[attempt - 1], attempts)
     cfg = runner.runs[0]
+    with Progress(1, [1.0], enabled=False) as prog:
+        status = runner._run_with_retries(cfg, index, prog)
+    return runner, cfg["run_id"], status, attempts
+
+
+def _runner(path: Path, tmp_path: Path, fid_of: Callable[[int], dict[str, Any]],
+            attempts: list[int]) -> tuple[CampaignRunner, results.CampaignIndex]:
+    """A runner of the scenario at ``path`` (started, or resumed from its campaign index)
+    whose run is replaced by one that writes a manifest with attempt N's fidelity
+    ``fid_of(N)`` and appends N to ``attempts``; ``fid_of`` may raise instead."""
+    runner = CampaignRunner(path, tmp_path / "res", progress=False)
+    runner.root.mkdir(exist_ok=True)
     index = results.CampaignIndex(runner.root, "steal", str(path))
     index.set_runs(runner.all_runs)
-    attempts: list[int] = []
 
     def run_one(cfg: dict[str, Any], prog: Progress, attempt: int = 1,
                 retaken: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        fid = fid_of(attempt)
         final = results.run_dir(runner.root, cfg["run_id"])
         assert not final.exists()  # the slowed attempt was moved, not overwritten
         final.mkdir()
         manifest = {"run_id": cfg["run_id"], "attempt": attempt, "status": "complete",
-                    "fidelity": steals[attempt - 1],
-                    **({"retaken": list(retaken)} if retaken else {})}
+                    "fidelity": fid, **({"retaken": list(retaken)} if retaken else {})}
         results.write_manifest(final, manifest)
         attempts.append(attempt)
         return manifest
 
     runner.run_one = run_one  # type: ignore[method-assign]
-    with Progress(1, [1.0], enabled=False) as prog:
-        status = runner._run_with_retries(cfg, index, prog)
-    return runner, cfg["run_id"], status, attempts
+    return runner, index
 
 
 def _manifest(d: Path) -> dict[str, Any]:
@@ -152,28 +162,16 @@ def test_an_attempt_set_aside_before_an_interruption_is_named_after_the_resume(
     path.write_text(SCENARIO.format(retries=1))
     fids = {1: _fid(0.0, shortfall=0.3), 2: _fid(0.0)}
     interrupted = [True]
+    attempts: list[int] = []
+
+    def fid_of(attempt: int) -> dict[str, Any]:
+        if attempt == 2 and interrupted[0]:
+            interrupted[0] = False
+            raise runner_mod._Interrupted("SIGINT")
+        return fids[attempt]
 
     def runner_and_index() -> tuple[CampaignRunner, results.CampaignIndex]:
-        runner = CampaignRunner(path, tmp_path / "res", progress=False)
-        runner.root.mkdir(exist_ok=True)
-        index = results.CampaignIndex(runner.root, "steal", str(path))
-        index.set_runs(runner.all_runs)
-
-        def run_one(cfg: dict[str, Any], prog: Progress, attempt: int = 1,
-                    retaken: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-            if attempt == 2 and interrupted[0]:
-                interrupted[0] = False
-                raise runner_mod._Interrupted("SIGINT")
-            final = results.run_dir(runner.root, cfg["run_id"])
-            final.mkdir()
-            manifest = {"run_id": cfg["run_id"], "attempt": attempt, "status": "complete",
-                        "fidelity": fids[attempt],
-                        **({"retaken": list(retaken)} if retaken else {})}
-            results.write_manifest(final, manifest)
-            return manifest
-
-        runner.run_one = run_one  # type: ignore[method-assign]
-        return runner, index
+        return _runner(path, tmp_path, fid_of, attempts)
 
     runner, index = runner_and_index()
     rid = runner.runs[0]["run_id"]
