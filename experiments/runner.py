@@ -33,6 +33,7 @@ from experiments import (
     capture_windows,
     fidelity,
     matrix,
+    quiet,
     results,
     samehost,
     sockstats,
@@ -195,6 +196,8 @@ class CampaignRunner:
             self.runs = [r for r in self.runs if r["run_id"] in only]
         self.show_progress = progress
         self._interrupted = False
+        # before a retake of a stolen attempt (a test replaces it: it probes the real CPUs)
+        self.await_quiet: Callable[..., quiet.Waited] = quiet.wait_for_quiet
 
     # ---- campaign --------------------------------------------------------------------
     def run(self) -> int:
@@ -310,6 +313,28 @@ class CampaignRunner:
         index.update(rid, status="incomplete", reason=f"{what}: run again",
                      retaken=[*_retaken(index, rid), record])
 
+    def _await_quiet(self, rid: str, fid: dict[str, Any], prog: Progress) -> None:
+        """Before taking again an attempt the hypervisor took over quiet.QUIET_SHARE of a
+        CPU from, wait (bounded) for a probe in which it takes less (experiments/quiet.py)."""
+        steal = (fid.get("metrics") or {}).get("steal_share")
+        if steal is None or steal < quiet.QUIET_SHARE:
+            return
+        limit = f"{quiet.QUIET_SHARE:.0%}"
+        prog.set_phase(f"waiting for the hypervisor to take under {limit} of a CPU")
+
+        def heard(worst: float, waited: float) -> None:
+            prog.set_phase(f"waiting for the hypervisor: it took {worst:.0%} of a CPU in "
+                           f"the last {quiet.PROBE_S:g} s (under {limit} wanted; "
+                           f"{waited:.0f} of at most {quiet.WAIT_S:.0f} s)")
+
+        w = self.await_quiet(on_probe=heard)
+        if w.quiet:
+            prog.log(f"{rid}: the hypervisor took {w.steal:.1%} of a CPU in a {quiet.PROBE_S:g} s "
+                     f"probe after {w.waited_s:.0f} s of waiting: taking the run again")
+        else:
+            prog.log(f"{rid}: the hypervisor still took {w.steal:.1%} of a CPU after "
+                     f"{w.waited_s:.0f} s of waiting: taking the run again all the same")
+
     def _run_with_retries(self, cfg: dict[str, Any], index: results.CampaignIndex,
                           prog: Progress) -> str:
         rid = cfg["run_id"]
@@ -340,6 +365,7 @@ class CampaignRunner:
                          f"{limit:.1%}): kept in superseded/, running it again")
                 self._set_aside(rid, attempt, index, "steal time",
                                 [f"steal time alone: {stolen:.1%}"])
+                self._await_quiet(rid, fid, prog)
                 continue
             unfaithful = fidelity.unfaithful_emulation(fid) if isinstance(fid, dict) else None
             if unfaithful is not None and attempt < tries:
@@ -349,6 +375,7 @@ class CampaignRunner:
                          f"promise ({'; '.join(unfaithful)}): kept in superseded/, running "
                          "it again")
                 self._set_aside(rid, attempt, index, "unfaithful emulation", unfaithful)
+                self._await_quiet(rid, fid, prog)
                 continue
             index.update(rid, status="complete", reason="")
             prog.end_run("complete")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from experiments import fidelity, results
+from experiments import fidelity, quiet, results
 from experiments import runner as runner_mod
 from experiments.progress import Progress
 from experiments.runner import CampaignRunner
@@ -61,6 +61,7 @@ def _runner(path: Path, tmp_path: Path, fid_of: Callable[[int], dict[str, Any]],
     ``fid_of(N)`` and appends N to ``attempts``; ``fid_of`` may raise instead."""
     runner = CampaignRunner(path, tmp_path / "res", progress=False)
     runner.root.mkdir(exist_ok=True)
+    runner.await_quiet = lambda **_: quiet.Waited(True, 5.0, 0.01, 1)  # type: ignore[method-assign]
     index = results.CampaignIndex(runner.root, "steal", str(path))
     index.set_runs(runner.all_runs)
 
@@ -186,3 +187,30 @@ def test_an_attempt_set_aside_before_an_interruption_is_named_after_the_resume(
     assert aside["attempt"] == 1 and any("allocation" in w for w in aside["why"]), aside
     (kept,) = (runner.root / "superseded").glob(f"*/{rid}")
     assert kept.parent.name == aside["superseded"] and _manifest(kept)["attempt"] == 1
+
+
+def test_a_retake_after_steal_waits_for_the_hypervisor_and_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An attempt set aside with more than quiet.QUIET_SHARE steal is taken again only
+    after the runner waited for a quieter hypervisor (bounded; said in the log either way);
+    one set aside without such steal is taken again at once."""
+    path = tmp_path / "steal.toml"
+    path.write_text(SCENARIO.format(retries=3))
+    fids = [_fid(0.3), _fid(0.0, shortfall=0.3), _fid(0.09), _fid(0.0)]
+    attempts: list[int] = []
+    runner, index = _runner(path, tmp_path, lambda a: fids[a - 1], attempts)
+    waits = iter([quiet.Waited(True, 35.0, 0.012, 7), quiet.Waited(False, 120.0, 0.21, 24)])
+    called: list[int] = []
+
+    def await_quiet(**kw: Any) -> quiet.Waited:
+        assert callable(kw["on_probe"])
+        called.append(len(attempts))
+        return next(waits)
+
+    runner.await_quiet = await_quiet  # type: ignore[method-assign]
+    with Progress(1, [1.0], enabled=False) as prog:
+        status = runner._run_with_retries(runner.runs[0], index, prog)
+    assert (status, attempts, called) == ("complete", [1, 2, 3, 4], [1, 3])
+    err = capsys.readouterr().err
+    assert "took 1.2% of a CPU in a 5 s probe after 35 s of waiting" in err
+    assert "still took 21.0% of a CPU after 120 s of waiting: taking the run again all" in err
