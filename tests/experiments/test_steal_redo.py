@@ -61,7 +61,7 @@ def _runner(path: Path, tmp_path: Path, fid_of: Callable[[int], dict[str, Any]],
     ``fid_of(N)`` and appends N to ``attempts``; ``fid_of`` may raise instead."""
     runner = CampaignRunner(path, tmp_path / "res", progress=False)
     runner.root.mkdir(exist_ok=True)
-    runner.await_quiet = lambda **_: quiet.Waited(True, 5.0, 0.01, 1)  # type: ignore[method-assign]
+    runner.await_quiet = lambda **_: quiet.Waited(True, 5.0, 0.01, 1)
     index = results.CampaignIndex(runner.root, "steal", str(path))
     index.set_runs(runner.all_runs)
 
@@ -207,7 +207,7 @@ def test_a_retake_after_steal_waits_for_the_hypervisor_and_says_so(
         called.append(len(attempts))
         return next(waits)
 
-    runner.await_quiet = await_quiet  # type: ignore[method-assign]
+    runner.await_quiet = await_quiet
     with Progress(1, [1.0], enabled=False) as prog:
         status = runner._run_with_retries(runner.runs[0], index, prog)
     assert (status, attempts, called) == ("complete", [1, 2, 3, 4], [1, 3])
