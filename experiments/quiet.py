@@ -57,7 +57,7 @@ def wait_for_quiet(probe: Callable[[float], dict[str, float]] = steal_probe,
     """Probe until every CPU lost less than `limit` in one probe, or `wait_s` passed.
     `on_probe(steal, waited_s)` hears each probe that was not quiet (a progress line)."""
     t0 = clock()
-    n, worst, waited = 0, 0.0, 0.0
+    n = 0
     while True:
         shares = probe(probe_s)
         n += 1

@@ -303,15 +303,17 @@ class CampaignRunner:
         return dest
 
     def _set_aside(self, rid: str, attempt: int, index: results.CampaignIndex, what: str,
-                   why: list[str]) -> None:
+                   why: list[str], fid: dict[str, Any], prog: Progress) -> None:
         """Move an attempt to be taken again into superseded/, mark the run incomplete, and
         add to the run's ``retaken`` in the campaign index the record the kept run's
-        manifest names it by. The index holds them so that a campaign interrupted before
-        the run is taken again still names the attempt when it resumes."""
+        manifest names it by; then wait for a quieter hypervisor if steal marked the
+        attempt (:meth:`_await_quiet`). The index holds the records so that a campaign
+        interrupted before the run is taken again still names the attempt when it resumes."""
         where = self._supersede([rid], why=what)
         record = {"attempt": attempt, "superseded": where.name, "why": why}
         index.update(rid, status="incomplete", reason=f"{what}: run again",
                      retaken=[*_retaken(index, rid), record])
+        self._await_quiet(rid, fid, prog)
 
     def _await_quiet(self, rid: str, fid: dict[str, Any], prog: Progress) -> None:
         """Before taking again an attempt the hypervisor took over quiet.QUIET_SHARE of a
@@ -364,8 +366,7 @@ class CampaignRunner:
                          f"(the hypervisor took {stolen:.1%} of a CPU, max_steal_share "
                          f"{limit:.1%}): kept in superseded/, running it again")
                 self._set_aside(rid, attempt, index, "steal time",
-                                [f"steal time alone: {stolen:.1%}"])
-                self._await_quiet(rid, fid, prog)
+                                [f"steal time alone: {stolen:.1%}"], fid, prog)
                 continue
             unfaithful = fidelity.unfaithful_emulation(fid) if isinstance(fid, dict) else None
             if unfaithful is not None and attempt < tries:
@@ -374,8 +375,8 @@ class CampaignRunner:
                 prog.log(f"{rid}: attempt {attempt}/{tries}: the emulator did not keep its "
                          f"promise ({'; '.join(unfaithful)}): kept in superseded/, running "
                          "it again")
-                self._set_aside(rid, attempt, index, "unfaithful emulation", unfaithful)
-                self._await_quiet(rid, fid, prog)
+                self._set_aside(rid, attempt, index, "unfaithful emulation", unfaithful,
+                                fid, prog)
                 continue
             index.update(rid, status="complete", reason="")
             prog.end_run("complete")

@@ -171,14 +171,12 @@ def test_an_attempt_set_aside_before_an_interruption_is_named_after_the_resume(
             raise runner_mod._Interrupted("SIGINT")
         return fids[attempt]
 
-    def runner_and_index() -> tuple[CampaignRunner, results.CampaignIndex]:
-        return _runner(path, tmp_path, fid_of, attempts)
-
-    runner, index = runner_and_index()
+    runner, index = _runner(path, tmp_path, fid_of, attempts)
     rid = runner.runs[0]["run_id"]
     with Progress(1, [1.0], enabled=False) as prog, pytest.raises(runner_mod._Interrupted):
         runner._run_with_retries(runner.runs[0], index, prog)
-    runner, index = runner_and_index()  # the campaign resumed: a new index from disk
+    # the campaign resumed: a new runner, and the index read from disk
+    runner, index = _runner(path, tmp_path, fid_of, attempts)
     with Progress(1, [1.0], enabled=False) as prog:
         assert runner._run_with_retries(runner.runs[0], index, prog) == "complete"
     kept_run = _manifest(runner.root / rid)
