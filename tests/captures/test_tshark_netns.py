@@ -24,6 +24,7 @@ import pytest
 from captures import capture
 from captures import dissect as dz
 from captures.minilab import BridgeLab, RoutedLab, mcast_receiver, mcast_sender
+from tests.helpers import kernel_features
 from tests.helpers.tshark_ref import ours, tshark_figures
 from topologies.net import wait_for
 
@@ -73,6 +74,7 @@ def test_ddsperf_counts_equal_tshark(tmp_path: Path, pairs: int, multicast: bool
         assert ours(tmp_path / "pcaps" / "h1.pcap").fragments > 0
 
 
+@kernel_features.routed
 def test_routed_pim_igmp_counts_equal_tshark(tmp_path: Path) -> None:
     with RoutedLab() as lab:
         points = {"r1-eth2": (lab.r1, "eth2"), "b-eth0": (lab.b, "eth0")}

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from mcastlab import __version__, paths
+from tests.helpers import kernel_features
 from tests.helpers.second_server import SecondServer
 
 pytestmark = pytest.mark.timeout(600)
@@ -54,6 +55,7 @@ def _scenario(tmp_path: Path, text: str, name: str, srv: SecondServer, extra: st
     return path
 
 
+@kernel_features.routed
 def test_routed_campaign_over_two_ssh_servers(server2: SecondServer, tmp_path: Path) -> None:
     if not os.access(paths.NATIVE_AGENT, os.X_OK):
         pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")

@@ -22,6 +22,7 @@ import pytest
 
 from mcastlab import ledger
 from mcastlab.paths import REPO_ROOT, STATE_DIR
+from tests.helpers import kernel_features
 from tests.helpers.killcheck import assert_nothing_left
 
 pytestmark = pytest.mark.timeout(240)
@@ -89,6 +90,7 @@ class ForeignOvs:
                     p.kill()
 
 
+@kernel_features.routed
 def test_clean_after_sigkill_spares_foreign_objects(tmp_path: Path) -> None:
     tag = "fx" + secrets.token_hex(3)
     f_bridge, f_netns, f_ovsbr = f"{tag}b", f"{tag}n", f"{tag}o"

@@ -28,6 +28,7 @@ import pytest
 
 import topologies
 from mcastlab.paths import REPO_ROOT
+from tests.helpers import kernel_features
 from topologies import probe
 
 pytestmark = pytest.mark.timeout(300)
@@ -53,6 +54,7 @@ def planted(tmp_path: Path) -> Iterator[tuple[Path, list[Path]]]:
                 link.unlink()
 
 
+@kernel_features.routed
 def test_planted_symlinks_are_never_followed(planted: tuple[Path, list[Path]]) -> None:
     bait, links = planted
     assert len(links) > 46_000  # (names already present on the machine are left alone)

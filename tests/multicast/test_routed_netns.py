@@ -23,9 +23,10 @@ import pytest
 
 import topologies
 from mcastlab import testbed
+from tests.helpers import kernel_features
 from topologies import probe
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), kernel_features.routed]
 
 COUNT = 1000
 SG = ("10.0.1.1", "239.1.2.3")

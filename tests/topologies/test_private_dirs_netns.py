@@ -20,10 +20,12 @@ from pathlib import Path
 import pytest
 
 import topologies
+from tests.helpers import kernel_features
 
 pytestmark = pytest.mark.timeout(240)
 
 
+@kernel_features.routed
 @pytest.mark.parametrize("name", ["run 1", "50%", "%(name)s", "a;b", "tab\tand 'quote'"])
 def test_private_run_directories_whatever_the_path(tmp_path: Path, name: str) -> None:
     workdir = tmp_path / name / "logs"

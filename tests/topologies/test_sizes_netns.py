@@ -30,6 +30,7 @@ import pytest
 import topologies
 from mcastlab import ledger
 from mcastlab.paths import STATE_DIR
+from tests.helpers import kernel_features
 from topologies import probe
 
 pytestmark = pytest.mark.timeout(600)
@@ -104,6 +105,7 @@ def test_lan_builds_delivers_and_cleans_up(workdir: Path, hosts: int, switch: st
     assert _leftovers(tag, procs) == []
 
 
+@kernel_features.routed
 @pytest.mark.parametrize(("routers", "hosts"), [(2, 100), (60, 4)])
 def test_routed_at_its_bounds_builds_delivers_and_cleans_up(workdir: Path, routers: int,
                                                             hosts: int) -> None:

@@ -1,0 +1,28 @@
+"""Skip markers for netns tests that need a kernel feature this machine may lack.
+
+A routed network needs the kernel's multicast routing (CONFIG_IP_MROUTE); some kernels
+are built without it. The topology refuses to build there, naming the missing feature,
+and the tests that build one are skipped with that same message instead of failing.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from mcastlab import capabilities
+
+
+@functools.cache
+def _available() -> dict[str, bool]:
+    return capabilities.detect()
+
+
+def needs(feature: str) -> pytest.MarkDecorator:
+    """skipif the kernel lacks ``feature`` (a name of :data:`capabilities.MESSAGES`)."""
+    what, _ = capabilities.MESSAGES[feature]
+    return pytest.mark.skipif(not _available()[feature], reason=what)
+
+
+routed = needs("mroute")
