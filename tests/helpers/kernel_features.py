@@ -7,22 +7,15 @@ and the tests that build one are skipped with that same message instead of faili
 
 from __future__ import annotations
 
-import functools
-
 import pytest
 
 from mcastlab import capabilities
 
 
-@functools.cache
-def _available() -> dict[str, bool]:
-    return capabilities.detect()
-
-
 def needs(feature: str) -> pytest.MarkDecorator:
     """skipif the kernel lacks ``feature`` (a name of :data:`capabilities.MESSAGES`)."""
     what, _ = capabilities.MESSAGES[feature]
-    return pytest.mark.skipif(not _available()[feature], reason=what)
+    return pytest.mark.skipif(not capabilities.detect()[feature], reason=what)
 
 
 routed = needs("mroute")
