@@ -317,6 +317,9 @@ def keep(path: Path, entries: list[dict], pending: list[dict]) -> str:
             f"{path.stem}` once {'it answers' if len(pending) == 1 else 'they answer'}")
 
 
+KILL_WAIT_S = 5.0  # how long undo waits for SIGKILLed processes to be gone
+
+
 def undo(entries: list[dict], tag: str,
          state_dir: Path = STATE_DIR) -> tuple[list[str], list[dict]]:
     """Remove what `entries` list, newest first. Returns a line per action taken, and the
@@ -334,9 +337,18 @@ def undo(entries: list[dict], tag: str,
     daemons = [e for e in procs if e["what"] != "shell"]
     while time.monotonic() < deadline and any(proc_alive(e["pid"], e["start"]) for e in daemons):
         time.sleep(0.02)
-    for e in procs:
-        if signal_recorded(e["pid"], e["start"], signal.SIGKILL):
-            done.append(f"killed {e['what']} pid {e['pid']} on {e['node']}")
+    killed = [e for e in procs if signal_recorded(e["pid"], e["start"], signal.SIGKILL)]
+    done += [f"killed {e['what']} pid {e['pid']} on {e['node']}" for e in killed]
+    # SIGKILL returns before the process is gone (a large one takes a while to free its
+    # memory): wait, so that nothing recorded outlives the ledger that names it.
+    deadline = time.monotonic() + KILL_WAIT_S
+    while True:
+        killed = [e for e in killed if proc_alive(e["pid"], e["start"])]
+        if not killed or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    done += [f"{e['what']} pid {e['pid']} on {e['node']} still running {KILL_WAIT_S:g} s after "
+             f"SIGKILL (uninterruptible?): check it by hand" for e in killed]
     for e in reversed(entries):
         if (e["kind"] == "link" and tag in e["name"]
                 and Path(f"/sys/class/net/{e['name']}").exists()):

@@ -50,3 +50,25 @@ def test_clean_removes_dead_owners_entries_and_skips_live_ones(tmp_path: Path) -
         if victim.poll() is None:
             victim.kill()
         live.path.unlink()
+
+
+def test_undo_returns_only_once_its_killed_processes_are_gone(tmp_path: Path) -> None:
+    """SIGKILL returns before its target is gone, and a process holding much memory takes a
+    while to free it: undo waits, since the ledger naming the process is removed next."""
+    big = subprocess.Popen(
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN)"
+         "; b = b'x' * (1 << 30); print('ready', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert big.stdout is not None and big.stdout.readline() == "ready\n"
+        start = ledger.proc_start_time(big.pid)
+        assert start is not None
+        entry = {"kind": "proc", "pid": big.pid, "start": start, "node": "h1", "what": "daemon"}
+        lines, pending = ledger.undo([entry], "mzzz", tmp_path)
+        assert not ledger.proc_alive(big.pid, start), "undo returned before its process was gone"
+        assert lines == [f"stopped daemon pid {big.pid} on h1",
+                         f"killed daemon pid {big.pid} on h1"]
+        assert pending == [] and big.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        if big.poll() is None:
+            big.kill()
