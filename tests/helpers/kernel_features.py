@@ -1,8 +1,9 @@
 """Skip markers for netns tests that need a kernel feature this machine may lack.
 
-A routed network needs the kernel's multicast routing (CONFIG_IP_MROUTE); some kernels
-are built without it. The topology refuses to build there, naming the missing feature,
-and the tests that build one are skipped with that same message instead of failing.
+A routed network needs the kernel's multicast routing (CONFIG_IP_MROUTE) and link
+shaping needs sch_netem; some kernels are built without them. The testbed refuses to build
+there, naming the missing feature, and the tests that need one are skipped with that same
+message instead of failing.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import topologies
-from mcastlab import capabilities
+from tests.helpers import kernel_features
 from topologies import shaping
 
 pytestmark = pytest.mark.timeout(240)
@@ -45,7 +45,7 @@ def test_shaping_that_did_not_reach_the_links_stops_the_build(
         pass
 
 
-@pytest.mark.skipif(not capabilities.detect()["netem"], reason="no sch_netem")
+@kernel_features.needs("netem")
 def test_delay_and_loss_on_a_two_host_lan(workdir: Path) -> None:
     """delay=10ms, loss=5 per link: RTT >= 4 x 10 ms; an echo survives 4 egresses of 5%
     loss, so the round-trip loss is 1 - 0.95**4 = 18.5%; N pings lose a binomial count,
