@@ -103,12 +103,19 @@ def stop_recorded(pid: int, start: int, grace: float = 2.0) -> None:
     """SIGTERM, wait up to `grace` seconds, then SIGKILL — always re-checking the identity."""
     if not signal_recorded(pid, start, signal.SIGTERM):
         return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if not proc_alive(pid, start):
-            return
+    if _await_exit([{"pid": pid, "start": start}], grace):
+        signal_recorded(pid, start, signal.SIGKILL)
+
+
+def _await_exit(procs: list[dict], seconds: float) -> list[dict]:
+    """Wait up to `seconds` for the recorded processes `procs` to be gone (or zombies);
+    returns those still running."""
+    deadline = time.monotonic() + seconds
+    while True:
+        procs = [e for e in procs if proc_alive(e["pid"], e["start"])]
+        if not procs or time.monotonic() > deadline:
+            return procs
         time.sleep(0.02)
-    signal_recorded(pid, start, signal.SIGKILL)
 
 
 def new_tag() -> str:
@@ -333,22 +340,14 @@ def undo(entries: list[dict], tag: str,
     for e in reversed(procs):
         if e["what"] != "shell" and signal_recorded(e["pid"], e["start"], signal.SIGTERM):
             done.append(f"stopped {e['what']} pid {e['pid']} on {e['node']}")
-    deadline = time.monotonic() + 2.0
-    daemons = [e for e in procs if e["what"] != "shell"]
-    while time.monotonic() < deadline and any(proc_alive(e["pid"], e["start"]) for e in daemons):
-        time.sleep(0.02)
+    _await_exit([e for e in procs if e["what"] != "shell"], 2.0)
     killed = [e for e in procs if signal_recorded(e["pid"], e["start"], signal.SIGKILL)]
     done += [f"killed {e['what']} pid {e['pid']} on {e['node']}" for e in killed]
     # SIGKILL returns before the process is gone (a large one takes a while to free its
     # memory): wait, so that nothing recorded outlives the ledger that names it.
-    deadline = time.monotonic() + KILL_WAIT_S
-    while True:
-        killed = [e for e in killed if proc_alive(e["pid"], e["start"])]
-        if not killed or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
     done += [f"{e['what']} pid {e['pid']} on {e['node']} still running {KILL_WAIT_S:g} s after "
-             f"SIGKILL (uninterruptible?): check it by hand" for e in killed]
+             f"SIGKILL (uninterruptible?): check it by hand"
+             for e in _await_exit(killed, KILL_WAIT_S)]
     for e in reversed(entries):
         if (e["kind"] == "link" and tag in e["name"]
                 and Path(f"/sys/class/net/{e['name']}").exists()):
