@@ -139,9 +139,14 @@ def run_count(sc: Scenario) -> int:
     """
     m = sc.matrix
     tests = sum(len(test_points(sc, t)) for t in m.tests)
-    reps = sum(m.repetitions_of(p, q) for p, q in m.count_pairs())
+    # The baseline (when the design runs it) has its own repetitions.
+    baseline = tuple(a[0] for a in _factor_axes(sc))
+    runs_baseline = int(_in_design(sc, baseline, baseline))
+    others = _factor_count(sc) - runs_baseline
+    reps = sum(others * m.repetitions_of(p, q)
+               + runs_baseline * m.baseline_repetitions_of(p, q) for p, q in m.count_pairs())
     modes = sum(len(_discoveries(sc, mode)) for mode in m.modes)
-    return _factor_count(sc) * tests * len(m.data_len) * reps * modes
+    return tests * len(m.data_len) * reps * modes
 
 
 def _cell(tname: str, pname: str, test: str, rel: str, dlen: int, lcount: int, rate: int,
@@ -185,7 +190,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     # Repetitions vary slower than implementation, mode and discovery: r1 of every agent
     # and mode, then r2, ... so the runs of one mode (and of one implementation) are spread
     # over the count's time span and a slow drift of the machine (another load, thermal)
-    # falls on all of them alike, not on one of them.
+    # falls on all of them alike, not on one of them. A baseline with more repetitions
+    # (baseline_repetitions) runs its extra ones after the others' last.
     points = (
         (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,
          mode, disc)
@@ -193,7 +199,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
             topo_params, variants, m.tests, m.reliability, m.data_len)
         for (lcount, rate), (pubs, subs) in itertools.product(
             test_points(sc, test), m.count_pairs())
-        for rep in range(1, m.repetitions_of(pubs, subs) + 1)
+        for rep in range(1, max(m.repetitions_of(pubs, subs),
+                                m.baseline_repetitions_of(pubs, subs)) + 1)
         for kind in kinds
         for fan in m.fanout
         for same_host in m.same_host
@@ -205,7 +212,11 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     for point in points:
         (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,
          mode, disc) = point
-        if not _in_design(sc, (tname, pname, rel, kind, fan, same_host), baseline):
+        values = (tname, pname, rel, kind, fan, same_host)
+        if not _in_design(sc, values, baseline):
+            continue
+        if rep > (m.baseline_repetitions_of(pubs, subs) if values == baseline
+                  else m.repetitions_of(pubs, subs)):
             continue
         if test != "latency":
             lcount = m.latency_count_of(pubs, subs, lcount)

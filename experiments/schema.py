@@ -219,6 +219,13 @@ class Matrix(_Strict):
     # verdicts about the modes need >= 2 runs per mode (run-to-run variation), but a count
     # the testbed cannot carry (host-bound) gains nothing from repeating.
     repetitions_by_count: dict[str, int] = Field(default_factory=dict)
+    # One-at-a-time designs only: the repetitions of the baseline (every axis at its first
+    # value), keyed like repetitions. Every row of the ablation table compares a switch
+    # with the same baseline runs, so runs given to the baseline serve every row: with k
+    # switches it should get about sqrt(k) times a switch's runs (the usual allocation of
+    # a control shared by k comparisons). Default: the same as every other combination.
+    baseline_repetitions: int | None = Field(default=None, ge=1, le=1000)
+    baseline_repetitions_by_count: dict[str, int] = Field(default_factory=dict)
     # Offered load: samples/s per publisher (Perftest -pubRate), 0 = as fast as the
     # testbed allows (the study's setting). A paced load below the testbed's capacity keeps
     # a run network-bound (see [fidelity]).
@@ -356,6 +363,18 @@ class Matrix(_Strict):
                                  f"allowed: {', '.join(sorted(keys, key=_count_order))}")
             if reps < 1 or reps > 1000:
                 raise ValueError(f"repetitions_by_count.{key}: got {reps}; allowed: 1..1000")
+        if ((self.baseline_repetitions is not None or self.baseline_repetitions_by_count)
+                and self.design != "one-at-a-time"):
+            raise ValueError('baseline_repetitions: only with design = "one-at-a-time" (a '
+                             'factorial design has no single baseline); got design = '
+                             f'{self.design!r}')
+        for key, reps in self.baseline_repetitions_by_count.items():
+            if key not in keys:
+                raise ValueError(f"baseline_repetitions_by_count: no count {key!r} in the "
+                                 f"matrix; allowed: {', '.join(sorted(keys, key=_count_order))}")
+            if reps < 1 or reps > 1000:
+                raise ValueError(f"baseline_repetitions_by_count.{key}: got {reps}; allowed: "
+                                 "1..1000")
         if self.execution_time == 0:
             for t in self.tests:
                 if self.iterations(t) is None:
@@ -374,6 +393,12 @@ class Matrix(_Strict):
     def repetitions_of(self, publishers: int, subscribers: int) -> int:
         """Repetitions of one count pair (repetitions_by_count, else repetitions)."""
         return _by_count(self.repetitions_by_count, publishers, subscribers, self.repetitions)
+
+    def baseline_repetitions_of(self, publishers: int, subscribers: int) -> int:
+        """Repetitions of the baseline at one count pair (baseline_repetitions_by_count,
+        else baseline_repetitions, else :meth:`repetitions_of`)."""
+        default = self.baseline_repetitions or self.repetitions_of(publishers, subscribers)
+        return _by_count(self.baseline_repetitions_by_count, publishers, subscribers, default)
 
     def count_pairs(self) -> list[tuple[int, int]]:
         if self.participants is not None:

@@ -74,6 +74,8 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "matrix.num_iter": (5000, "argv"),
     "matrix.repetitions": (2, "runs"),
     "matrix.repetitions_by_count": ({"3": 2}, "runs"),
+    "matrix.baseline_repetitions": (3, "runs"),  # one-at-a-time design (CONTEXT)
+    "matrix.baseline_repetitions_by_count": ({"3": 3}, "runs"),  # likewise
     "matrix.pub_rate": ([100], "argv"),
     "matrix.warmup_samples": (100, "runs"),  # tables drop them from latency.parquet
     "matrix.placements": (["a"], "runs"),  # with [placements.a] (see _set)
@@ -112,6 +114,8 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
 CONTEXT: dict[str, dict[str, Any]] = {
     "capture.window_every_s": {"matrix.execution_time": 30, "capture.window_every_s": 10.0},
     "matrix.same_host": {"agent.kind": "fastdds"},  # the native agent refuses "shm"
+    "matrix.baseline_repetitions": {"matrix.design": "one-at-a-time"},
+    "matrix.baseline_repetitions_by_count": {"matrix.design": "one-at-a-time"},
     "matrix.design": {"matrix.reliability": ["reliable", "best-effort"],
                       "topology.variants": {"small": {"hosts": 4}, "big": {"hosts": 6}}},
 }

@@ -89,6 +89,14 @@ CASES = [
     ("repetitions-by-count-zero",
      _edit("execution_time = 5", 'execution_time = 5\nrepetitions_by_count = { "1" = 0 }'),
      "matrix", ["repetitions_by_count.1", "got 0", "allowed: 1..1000"]),
+    ("baseline-repetitions-factorial",
+     _edit("execution_time = 5", "execution_time = 5\nbaseline_repetitions = 6"),
+     "matrix", ["baseline_repetitions", 'only with design = "one-at-a-time"',
+                "got design = 'factorial'"]),
+    ("baseline-repetitions-for-absent-count",
+     _edit("execution_time = 5", 'execution_time = 5\ndesign = "one-at-a-time"\n'
+           'baseline_repetitions_by_count = { "7" = 6 }'),
+     "matrix", ["baseline_repetitions_by_count", "'7'", "allowed: 1, 1x1"]),
     # Names that become paths, inf/nan, finite bounds, extra_args.
     ("placement-name-path", GOOD + '[placements."../../etc"]\nhosts = ["h1"]\n',
      "placements", ["'../../etc'", "letters, digits, - and _"]),

@@ -67,6 +67,25 @@ def test_the_expander_raises_on_a_duplicate_instead_of_skipping_it() -> None:
         matrix.expand(twice, {"": ["h1", "h2", "h3", "h4"]})
 
 
+def test_the_baseline_gets_its_own_repetitions_in_a_one_at_a_time_design() -> None:
+    """baseline_repetitions gives the baseline (every axis at its first value) more runs;
+    each switched combination keeps ``repetitions``, per count as well."""
+    sc = from_dict(_scenario(participants=[1, 3], design="one-at-a-time", repetitions=2,
+                             reliability=["reliable", "best-effort"],
+                             fanout=["kernel", "joined-only"], baseline_repetitions=5,
+                             baseline_repetitions_by_count={"3": 4}))
+    runs = matrix.expand(sc, {"": ["h1", "h2", "h3", "h4"]})
+    reps: dict[tuple[str, str, str], list[int]] = {}
+    for r in runs:
+        reps.setdefault(("rel" if r["reliable"] else "be", r.get("fanout", "kernel"),
+                         f"{r['publishers']}x{r['subscribers']}"), []).append(r["repetition"])
+    assert reps == {("rel", "kernel", "1x1"): [1, 2, 3, 4, 5],
+                    ("rel", "kernel", "3x3"): [1, 2, 3, 4],
+                    ("rel", "joined-only", "1x1"): [1, 2], ("rel", "joined-only", "3x3"): [1, 2],
+                    ("be", "kernel", "1x1"): [1, 2], ("be", "kernel", "3x3"): [1, 2]}
+    assert matrix.run_count(sc) == len(runs) == 5 + 4 + 4 * 2
+
+
 def test_normalised_axes_are_not_duplicates() -> None:
     """The latency test ignores latency_count and pub_rate, multicast data ignores the
     discovery axis: those cells are one run each, not duplicates."""
@@ -112,6 +131,8 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         raw["placements"] = {p: {"hosts": [f"h{i + 1}", "h4"]} for i, p in enumerate(places)}
     if draw(st.booleans()):
         raw["matrix"]["repetitions_by_count"] = {str(raw["matrix"]["participants"][0]): 2}
+    if raw["matrix"]["design"] == "one-at-a-time" and draw(st.booleans()):
+        raw["matrix"]["baseline_repetitions"] = draw(st.integers(1, 4))
     return raw
 
 

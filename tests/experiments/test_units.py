@@ -143,15 +143,19 @@ def test_seed003_explain_scaled_switches_one_factor_on_the_scaled_hosts() -> Non
         else:
             assert params == base_params
     assert {r["pub_rate"] for r in runs} == {0}
-    # both counts where the study found its penalty, both modes, 3 runs per mode (with 2
-    # the quick profile decided no cell)
+    # both counts where the study found its penalty, both modes, 3 runs per mode of each
+    # switch and more of the baseline, which every row compares with (8 at 50x50, 6 at
+    # 75x75: with 3 per mode the baseline's penalty stayed undecided)
     reps = {}
     for r in runs:
         key = (r["group"], r["publishers"], r["mode"])
         reps[key] = max(reps.get(key, 0), r["repetition"])
     assert {(n, m) for _, n, m in reps} == {(n, m) for n in (50, 75)
                                             for m in ("unicast", "multicast")}
-    assert set(reps.values()) == {3} and len(runs) == 60
+    baseline = "lan-rel-100B-vm4-fanout-kernel"
+    assert {n: k for (g, n, _), k in reps.items() if g == baseline} == {50: 8, 75: 6}
+    assert {k for (g, _, _), k in reps.items() if g != baseline} == {3}
+    assert len(runs) == 2 * (8 + 6) + 4 * 2 * 2 * 3 == 76
 
 
 def test_seed003_paced_is_the_study_matrix_paced() -> None:
