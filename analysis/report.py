@@ -83,6 +83,14 @@ def _where(analysis: Analysis, pair: Pair) -> str:
     return f"{pair.label} {pair.agent}" if len(analysis.agents) > 1 else pair.label
 
 
+def _cell_name(analysis: Analysis, pair: Pair) -> str:
+    """'25×25', or with the pair's group when the campaign has several (an ablation's
+    cells share their counts, so the count alone does not say which cell is meant)."""
+    if len(analysis.groups) > 1:
+        return f"{pair.group} {pair.label}"
+    return _where(analysis, pair)
+
+
 def fidelity_summary(analysis: Analysis) -> str:
     """The report's first paragraph: how many runs the testbed, not the network, bound,
     and how many repetitions the verdicts rest on."""
@@ -243,9 +251,9 @@ def more_runs_plan(analysis: Analysis) -> str:
                 continue
             n = modes.runs_to_decide(v)
             if n is None:
-                at_margin.append((f"{_where(analysis, p)} {metric}", v))
+                at_margin.append((f"{_cell_name(analysis, p)} {metric}", v))
             else:
-                decidable.append(f"{_where(analysis, p)} {metric} ({n})")
+                decidable.append(f"{_cell_name(analysis, p)} {metric} ({n})")
                 need = max(need, n)
         more = sum(max(0, need - k) for k in p.repetitions.values())
         if not more:
@@ -266,9 +274,11 @@ def more_runs_plan(analysis: Analysis) -> str:
             f"{'s' if len(decidable) > 1 else ''} if the modes' runs kept the change and "
             f"spread they showed (runs per mode in parentheses; at that count a campaign "
             f"decides such a change about half the time): {', '.join(decidable)}. "
-            f"That is {added} more runs{when}: raise `repetitions_by_count`, or add the "
-            "runs of further campaigns of this configuration (`mcastlab report A B … "
-            "--out DIR` pools them).")
+            f"That is {added} more runs{when}: raise `repetitions_by_count`"
+            + (" (`baseline_repetitions_by_count` for the baseline of a one-at-a-time "
+               "design)" if len(analysis.groups) > 1 else "")
+            + ", or add the runs of further campaigns of this configuration (`mcastlab "
+            "report A B … --out DIR` pools them).")
     if at_margin:
         parts.append(
             f"No run count up to {modes.MAX_RUNS_ESTIMATE} per mode decides "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -197,3 +198,24 @@ def test_the_report_says_what_more_runs_would_decide(tmp_path: Path):
     when = f"{minutes:.0f} min" if added * 15 >= 90 else f"{added * 15} s"
     assert f"about {when} at this campaign's run durations" in text
     assert ("No run count up to 50 per mode decides" in text) == bool(at_margin)
+
+
+def test_more_runs_name_the_group_when_cells_share_a_count(tmp_path: Path):
+    """An ablation's groups have the same counts: each undecided cell is named with its
+    group, or "50×50 latency (8)" could be any of them."""
+    from analysis.analyse import analyse
+    from analysis.load import load_campaign
+    from analysis.report import more_runs_plan
+
+    camp = write_campaign(tmp_path / "c", counts=(3,), seconds=10, pings_per_s=20,
+                          repetitions=3, run_sd=0.4,
+                          agents={"native": ("same",), "fanout": ("same",)},
+                          config_extra={"fanout": {"agent": "native",
+                                                   "fanout": "joined-only"}})
+    analysis = analyse(load_campaign(camp), n_boot=99)
+    assert len(analysis.groups) == 2
+    text = more_runs_plan(analysis)
+    before = re.findall(r"(\S+) 3×3 (?:latency|throughput)", text)
+    assert before, text  # something is left to decide
+    assert set(before) <= set(analysis.groups), text
+    assert "`baseline_repetitions_by_count`" in text
