@@ -83,6 +83,11 @@ def _factor_axes(sc: Scenario) -> tuple[list[str], ...]:
             sc.agent_kinds(), list(m.fanout), list(m.same_host))
 
 
+def _baseline(sc: Scenario) -> tuple[str, ...]:
+    """The baseline combination of the factors: each axis' first value."""
+    return tuple(a[0] for a in _factor_axes(sc))
+
+
 def _factor_count(sc: Scenario) -> int:
     """How many combinations of the factors the design runs, without enumerating the
     product: a factorial design runs every one but "shm" with an agent that has no shared
@@ -96,7 +101,7 @@ def _factor_count(sc: Scenario) -> int:
             agent_transport -= sum(k in SHM_MISSING for k in kinds)
         return (len(axes[0]) * len(axes[1]) * len(axes[2]) * len(axes[4])
                 * agent_transport)
-    baseline = tuple(a[0] for a in axes)
+    baseline = _baseline(sc)
     wanted = {baseline}
     for i, axis in enumerate(axes):
         wanted |= {(*baseline[:i], v, *baseline[i + 1:]) for v in axis}
@@ -140,7 +145,7 @@ def run_count(sc: Scenario) -> int:
     m = sc.matrix
     tests = sum(len(test_points(sc, t)) for t in m.tests)
     # The baseline (when the design runs it) has its own repetitions.
-    baseline = tuple(a[0] for a in _factor_axes(sc))
+    baseline = _baseline(sc)
     runs_baseline = int(_in_design(sc, baseline, baseline))
     others = _factor_count(sc) - runs_baseline
     reps = sum(others * m.repetitions_of(p, q)
@@ -207,7 +212,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
         for mode in m.modes
         for disc in _discoveries(sc, mode)
     )
-    baseline = tuple(a[0] for a in _factor_axes(sc))
+    baseline = _baseline(sc)
     paced = any(m.pub_rate)
     for point in points:
         (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,

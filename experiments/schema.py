@@ -160,6 +160,17 @@ def _each_in_range(values: list[int], low: int, high: int | None, allowed: str) 
     return values
 
 
+def _check_by_count(name: str, by: dict[str, int], keys: set[str], most: int,
+                    unit: str = "") -> None:
+    """A per-count table names only counts of the matrix, each with a value in 1..most."""
+    for key, value in by.items():
+        if key not in keys:
+            raise ValueError(f"{name}: no count {key!r} in the matrix; "
+                             f"allowed: {', '.join(sorted(keys, key=_count_order))}")
+        if value < 1 or value > most:
+            raise ValueError(f"{name}.{key}: got {value}; allowed: 1..{most}{unit}")
+
+
 def _by_count(by: dict[str, int], publishers: int, subscribers: int, default: int) -> int:
     """A per-count value keyed "PxS", or "N" when publishers = subscribers = N."""
     key = f"{publishers}x{subscribers}"
@@ -339,42 +350,21 @@ class Matrix(_Strict):
             raise ValueError(f"publishers/subscribers: the pair {', '.join(twice)} is listed "
                              "twice; allowed: each pair at most once")
         keys = {f"{p}x{q}" for p, q in pairs} | {str(p) for p, q in pairs if p == q}
-        for key, secs in self.execution_time_by_count.items():
-            if key not in keys:
-                raise ValueError(f"execution_time_by_count: no count {key!r} in the matrix; "
-                                 f"allowed: {', '.join(sorted(keys, key=_count_order))}")
-            if secs < 1 or secs > MAX_EXECUTION_TIME_S:
-                raise ValueError(f"execution_time_by_count.{key}: got {secs}; allowed: "
-                                 f"1..{MAX_EXECUTION_TIME_S} seconds")
+        _check_by_count("execution_time_by_count", self.execution_time_by_count, keys,
+                        MAX_EXECUTION_TIME_S, " seconds")
         if self.latency_count_by_count and len(self.latency_count) > 1:
             raise ValueError("latency_count_by_count needs a single latency_count (it "
                              f"replaces it for some counts); got latency_count = "
                              f"{self.latency_count}")
-        for key, lc in self.latency_count_by_count.items():
-            if key not in keys:
-                raise ValueError(f"latency_count_by_count: no count {key!r} in the matrix; "
-                                 f"allowed: {', '.join(sorted(keys, key=_count_order))}")
-            if lc < 1 or lc > 10**9:
-                raise ValueError(f"latency_count_by_count.{key}: got {lc}; allowed: "
-                                 "1..1000000000")
-        for key, reps in self.repetitions_by_count.items():
-            if key not in keys:
-                raise ValueError(f"repetitions_by_count: no count {key!r} in the matrix; "
-                                 f"allowed: {', '.join(sorted(keys, key=_count_order))}")
-            if reps < 1 or reps > 1000:
-                raise ValueError(f"repetitions_by_count.{key}: got {reps}; allowed: 1..1000")
+        _check_by_count("latency_count_by_count", self.latency_count_by_count, keys, 10**9)
+        _check_by_count("repetitions_by_count", self.repetitions_by_count, keys, 1000)
         if ((self.baseline_repetitions is not None or self.baseline_repetitions_by_count)
                 and self.design != "one-at-a-time"):
             raise ValueError('baseline_repetitions: only with design = "one-at-a-time" (a '
                              'factorial design has no single baseline); got design = '
                              f'{self.design!r}')
-        for key, reps in self.baseline_repetitions_by_count.items():
-            if key not in keys:
-                raise ValueError(f"baseline_repetitions_by_count: no count {key!r} in the "
-                                 f"matrix; allowed: {', '.join(sorted(keys, key=_count_order))}")
-            if reps < 1 or reps > 1000:
-                raise ValueError(f"baseline_repetitions_by_count.{key}: got {reps}; allowed: "
-                                 "1..1000")
+        _check_by_count("baseline_repetitions_by_count", self.baseline_repetitions_by_count,
+                        keys, 1000)
         if self.execution_time == 0:
             for t in self.tests:
                 if self.iterations(t) is None:
