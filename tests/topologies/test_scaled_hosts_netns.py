@@ -9,10 +9,19 @@
   h1 and h2 keeps its throughput within 5% when h3 and h4 go from idle to saturated
   (busy loops beyond their quota): each host is a machine of its own.
 - **Proportionality.** A CPU-bound 1 -> 1's throughput scales with C over 0.2-0.5:
-  throughput per core stays within 10% of its mean. Best effort: measured within 3%
-  (0.97, 1.02, 1.01). A reliable 1 -> 1 is not a pure CPU load: its writer waits for the
-  acknowledgements of a reader whose host is throttled out of phase with its own, and it
-  got 8-15% less per core at 0.2 than at 0.5 (0.92, 1.00, 1.09).
+  throughput per core stays within 10% of its mean, on hosts pinned and with their CFS
+  periods stepped as the scaled presets make them. Best effort, 12 rounds of 4 s runs,
+  measured three times (each C over its round, median): 0.98, 1.01, 1.03; 0.98, 0.99,
+  1.05; 0.97, 1.02, 1.03. Single runs spread by 7-14% (coefficient of variation) with no steal on
+  record, and back-to-back runs in one network drift together, so each C is compared
+  with its own round (its throughput per core over the round's mean), then the median
+  over rounds. With 3 rounds of 6 s runs on unpinned hosts of one period (the former
+  test), two of two trials read 12% and 16% off the mean, and a CI machine 13%. Runs of
+  2 s favoured the larger C (0.94-0.97, 1.00, 1.04-1.10), as a fixed start-up cost would
+  (a larger share of a smaller allowance; not measured apart). A reliable 1 -> 1 is not
+  a pure CPU load: its writer waits for the acknowledgements of a reader whose host is
+  throttled out of phase with its own, and it got 8-15% less per core at 0.2 than at 0.5
+  (0.92, 1.00, 1.09).
 - **Oversubscription caught.** Quotas the machine cannot honour (3 hosts x 0.9 cores pinned
   on 2 CPUs: measured, the two sharing a CPU got 0.55 of their quota), and
   unlimited load beside honourable quotas (4 x 0.4 with two busy loops outside every
@@ -53,11 +62,13 @@ pytestmark = [
 ]
 
 ROUNDS = 3  # alternations per comparison
+PROPORTIONALITY_ROUNDS = 12  # single runs spread by 7-14%: many short rounds
 T = TypeVar("T")
 
 
-def _lan(cores: float, hosts: int = 4, pin: bool = False) -> Any:
-    return topologies.resolve("lan", {"hosts": hosts, "cpu": cores, "cpu_pin": pin})
+def _lan(cores: float, hosts: int = 4, pin: bool = False, step_us: int = 0) -> Any:
+    return topologies.resolve("lan", {"hosts": hosts, "cpu": cores, "cpu_pin": pin,
+                                      "cpu_period_step_us": step_us})
 
 
 def _ready(net: testbed.Testbed) -> Any:
@@ -108,20 +119,29 @@ def test_isolation_from_saturated_neighbours(workdir: Path) -> None:
 
 def test_throughput_proportional_to_cores(workdir: Path) -> None:
     _agent()
-    per_core: dict[float, list[float]] = {}
-    for i in range(ROUNDS):
-        for cores in (0.2, 0.3, 0.5):
-            with topologies.build(_lan(cores, hosts=2), workdir=workdir / f"{cores}-{i}") as net:
+    cores_tried = (0.2, 0.3, 0.5)
+    rounds: list[dict[float, float]] = []
+    for i in range(PROPORTIONALITY_ROUNDS):
+        per_core: dict[float, float] = {}
+        for cores in cores_tried:
+            d = workdir / f"{cores}-{i}"
+            with topologies.build(_lan(cores, hosts=2, pin=True, step_us=250),
+                                  workdir=d) as net:
                 _ready(net)
-                per_core.setdefault(cores, []).append(_unstolen(
-                    partial(scaled.throughput, net, workdir / f"{cores}-{i}", "p", seconds=6,
-                            reliable=False), f"{cores:g} core, round {i}") / cores)
-    med = {c: statistics.median(v) for c, v in per_core.items()}
-    mean = statistics.mean(med.values())
-    print("proportionality: samples/s per core " + ", ".join(
-        f"{c:g}: {v:.0f}" for c, v in med.items()) + f" (mean {mean:.0f})")
-    for v in med.values():
-        assert abs(v / mean - 1) <= 0.10, med
+                per_core[cores] = _unstolen(
+                    partial(scaled.throughput, net, d, "p", reliable=False),
+                    f"{cores:g} core, round {i}") / cores
+        rounds.append(per_core)
+    # each C against the mean of its own round: the machine's speed drifts between rounds
+    relative = {c: statistics.median(r[c] / statistics.mean(r.values()) for r in rounds)
+                for c in cores_tried}
+    print("proportionality: samples/s per core by round " + "; ".join(
+        ", ".join(f"{c:g}: {r[c]:.0f}" for c in cores_tried) for r in rounds))
+    print("proportionality: per core over the round's mean, median of "
+          f"{len(rounds)} rounds: " + ", ".join(f"{c:g}: {v:.3f}" for c, v in relative.items()))
+    mean = statistics.mean(relative.values())
+    for v in relative.values():
+        assert abs(v / mean - 1) <= 0.10, (relative, rounds)
 
 
 def test_saturated_hosts_with_honoured_quotas_are_faithful(workdir: Path) -> None:
