@@ -358,6 +358,16 @@ class CpuLimits:
             sets = cg if self.cpuset_parent is None else self.cpuset_parent / host
             _write(sets / "cpuset.cpus", str(self.cpus[host]))
 
+    def set_cores(self, host: str, cores: float) -> None:
+        """Give a built host ``cores`` from now on (in effect at once when the limits are
+        engaged, else at :meth:`engage`). The known-answer tests change C within one run:
+        runs built seconds apart differ by more than the C they compare."""
+        if host not in self.hosts:
+            raise KeyError(f"{host} is not a CPU-limited host of this testbed")
+        self.cores[host] = cores
+        if self.engaged:
+            self._apply(host)
+
     def engage(self) -> bool:
         """Deferred limits take effect now (every host's quota, then its pin); True the
         first time, False when they already were in effect."""

@@ -1,25 +1,27 @@
 """Hosts of fixed capacity, measured (run as root, on a quiet machine; not a test).
 
-    .venv/bin/python tests/bench/bench_scaled_hosts.py [SECONDS [REPEAT]]   (default 4 s, 3)
+    .venv/bin/python tests/bench/bench_scaled_hosts.py [CYCLES]   (default 20)
 
 For each way of making a host a machine of C cores (a 10 ms CFS period, the same pinned
-to one CPU per host, and the former 100 ms period as the reference of this invocation),
-on the study's 4-host LAN:
+to one CPU per host with periods 250 µs apart as the scaled presets make them, and the
+former 100 ms period as the reference of this invocation), on the study's 4-host LAN:
 
 1. the monitor's view of 4 saturated hosts of 0.4 core (2 busy loops each) over 4 s: CPU
    time used / allocation, throttled periods, starved share, a 1 ms timer's p99 inside a
    host and outside every host;
-2. isolation: a CPU-bound 1 -> 1 (native agent, reliable, 100 B, unpaced) h1 -> h2 at 0.4
-   core with h3 and h4 idle, then saturated (REPEAT times each, alternating): the ratio of
-   the medians (goal: within 5%);
-3. proportionality: the same 1 -> 1 at C = 0.2, 0.3, 0.5: throughput per core, and each C's
-   ratio to their mean (goal: within 10%).
+2. isolation at 0.4 core: a 1 -> 1 inside h1 (the native agent, best effort, 100 B,
+   unpaced) with h2, h3 and h4 idle, then saturated, CYCLES times in one run: the median
+   over cycles of saturated / idle (goal: within 5%); the same across hosts, h1 -> h2 with
+   h3 and h4 idle or saturated;
+3. proportionality: h1 -> h2 with both hosts given C = 0.2, 0.3, 0.5 in turn, CYCLES
+   times in one run: each C's throughput per core over its cycle's mean, median over the
+   cycles (goal: within 10%).
 
-Every 1 -> 1 is measured again while the hypervisor took over 2% of a CPU (steal time),
-up to 3 times; the benchmark stops, naming the steal, when it never fell below.
-
-Prints one line per figure; the known-answer tests
-(tests/topologies/test_scaled_hosts_netns.py) assert the goals for the default setting.
+Conditions change every 0.5 s (every 10 periods at least) within one run, as in the
+known-answer tests (tests/topologies/test_scaled_hosts_netns.py), which assert the goals
+for the pinned setting. Every measurement is taken again while the hypervisor took over
+2% of a CPU (steal time), up to 3 times; the benchmark stops, naming the steal, when it
+never fell below.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from __future__ import annotations
 import statistics
 import sys
 import tempfile
-import time
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,8 @@ from tests.helpers import scaled_hosts as scaled
 
 SETTINGS = {
     "10 ms period": {"cpu_period_us": 10_000},
-    "10 ms period, pinned": {"cpu_period_us": 10_000, "cpu_pin": True},
+    "10 ms period, pinned, 250 µs steps": {"cpu_period_us": 10_000, "cpu_pin": True,
+                                           "cpu_period_step_us": 250},
     "100 ms period (reference)": {"cpu_period_us": 100_000},
 }
 
@@ -49,13 +51,27 @@ def _lan(cores: float, extra: dict[str, Any], hosts: int = 4) -> Any:
     return topologies.resolve("lan", {"hosts": hosts, "cpu": cores, **extra})
 
 
+def _timing(extra: dict[str, Any]) -> dict[str, float]:
+    """Each condition for 10 periods at least, the first 2 of them not counted."""
+    period_s = extra["cpu_period_us"] / 1e6
+    return {"dwell_s": max(scaled.DWELL_S, 10 * period_s),
+            "settle_s": max(scaled.SETTLE_S, 2 * period_s)}
+
+
+def _isolation(net: Any, d: Path, name: str, sender: str, receiver: str,
+               neighbours: list[str], cycles: int, timing: dict[str, float]) -> float:
+    out = scaled.unstolen(partial(scaled.against_neighbours, net, d, sender, receiver,
+                                  neighbours, cycles, **timing), f"{name}: {sender} -> {receiver}")
+    return statistics.median(c["saturated"] / c["idle"] for c in out)
+
+
 def main() -> int:
-    secs = int(sys.argv[1]) if len(sys.argv) > 1 else scaled.SECONDS
-    repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    cycles = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     work = Path(tempfile.mkdtemp(prefix="bench-scaled-"))
     for name, extra in SETTINGS.items():
-        d = work / name.replace(" ", "_").replace(",", "")
+        d = work / name.replace(" ", "_").replace(",", "").replace("µ", "u")
         d.mkdir()
+        timing = _timing(extra)
         with topologies.build(_lan(0.4, extra), workdir=d) as net:
             fid = scaled.monitor_under_load(net, d, {h: 2 for h in ("h1", "h2", "h3", "h4")})
             m = fid["metrics"]
@@ -66,35 +82,29 @@ def main() -> int:
                   f"{(m['plane_wakeup_p99_us'] or 0) / 1000:.1f} ms; steal "
                   f"{m.get('steal_share', 0.0):.1%}; bound {fid['bound']}",
                   flush=True)
-            idle, loaded = [], []
-            for i in range(repeat):
-                idle.append(scaled.unstolen(partial(scaled.throughput, net, d, f"idle{i}", secs),
-                                            f"{name}: idle neighbours, round {i}"))
-                load = scaled.busy(net, ["h3", "h4"], 2)
-                try:
-                    time.sleep(0.5)
-                    loaded.append(scaled.unstolen(
-                        partial(scaled.throughput, net, d, f"loaded{i}", secs),
-                        f"{name}: saturated neighbours, round {i}"))
-                finally:
-                    scaled.stop(load)
-        a, b = statistics.median(idle), statistics.median(loaded)
-        print(f"{name}: isolation: 1->1 at 0.4 core {a:.0f} samples/s with idle neighbours, "
-              f"{b:.0f} with saturated ones, ratio {b / a:.3f} (goal within 5%)", flush=True)
-        per_core: dict[float, list[float]] = {}
-        for i in range(repeat):
-            for cores in (0.2, 0.3, 0.5):
-                dd = d / f"p{cores}-{i}"
-                dd.mkdir()
-                with topologies.build(_lan(cores, extra, hosts=2), workdir=dd) as net:
-                    per_core.setdefault(cores, []).append(scaled.unstolen(
-                        partial(scaled.throughput, net, dd, "p", secs),
-                        f"{name}: {cores:g} core, round {i}") / cores)
-        med = {c: statistics.median(v) for c, v in per_core.items()}
-        mean = statistics.mean(med.values())
-        print(f"{name}: proportionality: samples/s per core " + ", ".join(
-            f"C={c:g}: {v:.0f} ({v / mean:.3f})" for c, v in med.items())
-            + " (goal each within 10% of the mean)", flush=True)
+            net.wait_converged(timeout=30)
+            inside_host = _isolation(net, d, name, "h1", "h1", ["h2", "h3", "h4"], cycles,
+                                     timing)
+            across = _isolation(net, d, name, "h1", "h2", ["h3", "h4"], cycles, timing)
+        print(f"{name}: isolation at 0.4 core, saturated / idle neighbours over {cycles} "
+              f"cycles: 1 -> 1 inside h1 {inside_host:.3f} (goal within 5%), h1 -> h2 "
+              f"{across:.3f}", flush=True)
+        tried = (0.2, 0.3, 0.5)
+        dd = d / "proportionality"
+        dd.mkdir()
+        with topologies.build(_lan(max(tried), extra, hosts=2), workdir=dd) as net:
+            net.wait_converged(timeout=30)
+            out = scaled.unstolen(partial(
+                scaled.alternate, net, dd, "h1", "h2",
+                {c: partial(scaled.give_every_host, net, c) for c in tried}, cycles,
+                **timing),
+                f"{name}: 0.2 / 0.3 / 0.5 core")
+        per_core = [{c: cycle[c] / c for c in tried} for cycle in out]
+        rel = scaled.relative(per_core)
+        print(f"{name}: proportionality over {cycles} cycles: bytes/s per core " + ", ".join(
+            f"C={c:g}: {statistics.median(r[c] for r in per_core) / 1e6:.1f} M "
+            f"({rel[c]:.3f})" for c in tried)
+            + " (goal each within 10% of the cycle's mean)", flush=True)
     return 0
 
 

@@ -2,26 +2,18 @@
 
     h1 (publisher) --+
     h2 (subscriber) -+-- s1 (Linux bridge)
-    h3 ------------- +      each host a cgroup of C cores (10 ms CFS period)
-    h4 ------------- +
+    h3 ------------- +      each host a cgroup of C cores (10 ms CFS period,
+    h4 ------------- +      + 250 µs per host when stepped)
 
-- **Isolation.** A CPU-bound 1 -> 1 (the native agent, reliable, 100 B, unpaced) between
-  h1 and h2 keeps its throughput within 5% when h3 and h4 go from idle to saturated
-  (busy loops beyond their quota): each host is a machine of its own.
-- **Proportionality.** A CPU-bound 1 -> 1's throughput scales with C over 0.2-0.5:
-  throughput per core stays within 10% of its mean (the goal; asserted: 15%, below), on
-  hosts pinned and with their CFS periods stepped as the scaled presets make them. Best
-  effort, 12 rounds of 4 s runs, measured (each C over its round, median): 0.98, 1.01,
-  1.03; 0.98, 0.99, 1.05; 0.97, 1.02, 1.03; once 0.89, 1.05, 1.05. Single runs spread by
-  7-14% (coefficient of variation) with no steal on record, and back-to-back runs in one
-  network drift together, so each C is compared with its own round (its throughput per
-  core over the round's mean), then the median over rounds. With 3 rounds of 6 s runs on
-  unpinned hosts of one period (the former test), two of two trials read 12% and 16% off
-  the mean, and a CI machine 13%. Runs of 2 s favoured the larger C (0.94-0.97, 1.00,
-  1.04-1.10), as a fixed start-up cost would (a larger share of a smaller allowance; not
-  measured apart). A reliable 1 -> 1 is not a pure CPU load: its writer waits for the
-  acknowledgements of a reader whose host is throttled out of phase with its own, and it
-  got 8-15% less per core at 0.2 than at 0.5 (0.92, 1.00, 1.09).
+- **Isolation.** A CPU-bound host whose work stays in it, a 1 -> 1 from h1 to itself (the
+  native agent, best effort, 100 B, unpaced) at 0.4 core, keeps its throughput within 5%
+  when h2, h3 and h4 go from idle to saturated (busy loops beyond their quota): each host
+  is a machine of its own. Measured: 0.995-1.015 in six runs. A 1 -> 1 across hosts
+  (h1 -> h2, h3 and h4 the neighbours) is held to 15%: its sender's host pays for
+  delivering to the reader (``test_a_sender_across_hosts_pays_for_waking_its_reader``).
+- **Proportionality.** A CPU-bound 1 -> 1's throughput (h1 -> h2, best effort, both hosts
+  given C) scales with C over 0.2-0.5: throughput per core stays within 10% of the mean.
+  Measured: at most 2.9% off in six runs.
 - **Oversubscription caught.** Quotas the machine cannot honour (3 hosts x 0.9 cores pinned
   on 2 CPUs: measured, the two sharing a CPU got 0.55 of their quota), and
   unlimited load beside honourable quotas (4 x 0.4 with two busy loops outside every
@@ -31,11 +23,23 @@
   socket: the fidelity record names the second CPU as the one whose hosts dropped.
 - The wake-up sampler (cyclictest) reports inside every CPU-limited host.
 
-The throughput comparisons alternate the two conditions (A B A B ...) and compare medians,
-so a slow drift of the shared machine does not decide them. Every measurement is taken
-again while the hypervisor kept a CPU from this machine over 2% of its time (steal
-time); a test that gets no measurement under that in 3 attempts is skipped, naming the
-steal: the known answers are about the emulator, not about another tenant's load.
+How isolation and proportionality are measured: one continuous 1 -> 1 per comparison,
+its condition changed every 0.5 s (each host's quota written in place, or the
+neighbours' busy loops stopped and continued), the bytes the receiving host receives
+counted over the last 0.4 s of each, each condition compared with the others of its
+cycle, then the median over the cycles. Runs built seconds apart on this machine differ
+by more than what is compared: single 4 s runs spread by 7-14% with no steal, and within
+one run the rate moved between levels 25-35% apart from one second to the next. Built a
+network per run, the same known answers read up to 10.2% off (proportionality, 12 rounds
+of 4 s runs) and 0.77-1.15 (isolation, 3 rounds). The hosts are pinned and their CFS
+periods stepped by 250 µs, as the scaled presets make them. Best effort, because a
+reliable 1 -> 1's rate follows its acknowledgements, not its CPU: per-cycle ratios
+0.78-1.77 across hosts.
+
+Every measurement is taken again while the hypervisor kept a CPU from this machine over
+2% of its time (steal time); a test that gets no measurement under that in 3 attempts
+is skipped, naming the steal: the known answers are about the emulator, not about
+another tenant's load.
 """
 
 from __future__ import annotations
@@ -61,8 +65,8 @@ pytestmark = [
     pytest.mark.skipif(cpulimit.version() is None, reason="no cgroup CPU controller here"),
 ]
 
-ROUNDS = 3  # alternations per comparison
-PROPORTIONALITY_ROUNDS = 12  # single runs spread by 7-14%: many short rounds
+ISOLATION_CYCLES = 20  # of idle / saturated neighbours, 0.5 s each
+PROPORTIONALITY_CYCLES = 24  # of 0.2 / 0.3 / 0.5 core, 0.5 s each
 T = TypeVar("T")
 
 
@@ -90,63 +94,66 @@ def _agent() -> None:
         pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
 
 
-def test_isolation_from_saturated_neighbours(workdir: Path) -> None:
-    _agent()
-    with topologies.build(_lan(0.4), workdir=workdir) as net:
+def _isolation(workdir: Path, sender: str, receiver: str, neighbours: list[str]
+               ) -> tuple[float, list[dict[str, float]]]:
+    """Saturated over idle neighbours: the median over cycles of a 1 -> 1's throughput
+    with the neighbours saturated over the same cycle's throughput with them idle."""
+    with topologies.build(_lan(0.4, pin=True, step_us=250), workdir=workdir) as net:
         _ready(net)
-        idle, loaded = [], []
-        for i in range(ROUNDS):
-            idle.append(_unstolen(partial(scaled.throughput, net, workdir, f"idle{i}"),
-                                  f"neighbours idle, round {i}"))
-            busy = scaled.busy(net, ["h3", "h4"], 2)
-            try:
-                time.sleep(0.5)
-                loaded.append(_unstolen(partial(scaled.throughput, net, workdir, f"loaded{i}"),
-                                        f"neighbours saturated, round {i}"))
-            finally:
-                scaled.stop(busy)
-    a, b = statistics.median(idle), statistics.median(loaded)
-    print(f"isolation: 1->1 at 0.4 core, neighbours idle {a:.0f} samples/s, saturated "
-          f"{b:.0f} samples/s, ratio {b / a:.3f} (runs: {idle} / {loaded})")
-    # The goal is 5%. Measured: 0.948 (benchmark, quiet machine) and 1.153 on a fresh clone
-    # (idle 148k-181k, loaded 183k-200k samples/s): the idle runs alone spread by 20%, and
-    # with the other CPUs idle the host was slower, not faster (wake-ups from idle CPUs), so
-    # the test holds the bound the measurements allow; an unlimited neighbour takes ~80%.
-    # A fresh CI machine once read 0.774 (idle 154k-166k, loaded 126k-137k; steal not yet
-    # recorded); eight 4-round pilots with steal mostly under 2% read 0.954-1.032.
-    assert abs(b / a - 1) <= 0.20, (idle, loaded)
+        cycles = _unstolen(partial(scaled.against_neighbours, net, workdir, sender, receiver,
+                                   neighbours, ISOLATION_CYCLES),
+                           f"{sender} -> {receiver}, {', '.join(neighbours)} idle / saturated")
+    ratio = statistics.median(c["saturated"] / c["idle"] for c in cycles)
+    print(f"isolation, {sender} -> {receiver} at 0.4 core: saturated / idle neighbours "
+          f"({', '.join(neighbours)}), median of {len(cycles)} cycles {ratio:.3f}; per cycle "
+          + ", ".join(f"{c['saturated'] / c['idle']:.2f}" for c in cycles))
+    return ratio, cycles
+
+
+def test_isolation_from_saturated_neighbours(workdir: Path) -> None:
+    """A CPU-bound host whose work stays in it (a 1 -> 1 from h1 to itself) keeps its
+    throughput within 5% when the three other hosts go from idle to saturated."""
+    _agent()
+    ratio, cycles = _isolation(workdir, "h1", "h1", ["h2", "h3", "h4"])
+    # Measured: 0.995-1.015 in six runs. On unpinned hosts, whose threads move between
+    # the CPUs the busy loops take, 0.954 with cycles from 0.68 to 1.43.
+    assert abs(ratio - 1) <= 0.05, cycles
+
+
+def test_a_sender_across_hosts_pays_for_waking_its_reader(workdir: Path) -> None:
+    """A 1 -> 1 across hosts (h1 -> h2) is not isolated as well: the kernel delivers each
+    datagram to the reader in the sender's context, charged to the sender's host, and
+    waking a reader that has drained its socket is part of that work. A reader whose CPU
+    a neighbour keeps busy is woken less often (683 against 2,648 times a second, with
+    h3 and h4 saturated and idle), so the sender's cost per datagram depends on its
+    reader's neighbours. Measured: 1.009-1.030 in six runs, 0.97-1.07 in four trials
+    before them (unpinned hosts 1.05-1.09); a real receiver's kernel pays for its own
+    deliveries. The bound says how far a host's neighbours may move a sender: 15%."""
+    _agent()
+    ratio, cycles = _isolation(workdir, "h1", "h2", ["h3", "h4"])
+    assert abs(ratio - 1) <= 0.15, cycles
 
 
 def test_throughput_proportional_to_cores(workdir: Path) -> None:
     _agent()
     cores_tried = (0.2, 0.3, 0.5)
-    rounds: list[dict[float, float]] = []
-    for i in range(PROPORTIONALITY_ROUNDS):
-        per_core: dict[float, float] = {}
-        for cores in cores_tried:
-            d = workdir / f"{cores}-{i}"
-            with topologies.build(_lan(cores, hosts=2, pin=True, step_us=250),
-                                  workdir=d) as net:
-                _ready(net)
-                per_core[cores] = _unstolen(
-                    partial(scaled.throughput, net, d, "p", reliable=False),
-                    f"{cores:g} core, round {i}") / cores
-        rounds.append(per_core)
-    # each C against the mean of its own round: the machine's speed drifts between rounds
-    relative = {c: statistics.median(r[c] / statistics.mean(r.values()) for r in rounds)
-                for c in cores_tried}
-    print("proportionality: samples/s per core by round " + "; ".join(
-        ", ".join(f"{c:g}: {r[c]:.0f}" for c in cores_tried) for r in rounds))
-    print("proportionality: per core over the round's mean, median of "
-          f"{len(rounds)} rounds: " + ", ".join(f"{c:g}: {v:.3f}" for c, v in relative.items()))
-    mean = statistics.mean(relative.values())
-    # The goal is 10%. Measured in seven runs of this test: 1.7-5.7% off in five printed
-    # runs, within 10% in one fresh-clone suite and 10.2% in the next, where the 0.2-core
-    # hosts read low in 11 of 12 rounds (0.894, 1.046, 1.047). The smallest allowance was
-    # the lowest per core in every run printed (0.89-0.997): the test holds the bound the
-    # measurements allow.
+    with topologies.build(_lan(max(cores_tried), hosts=2, pin=True, step_us=250),
+                          workdir=workdir) as net:
+        _ready(net)
+        cycles = _unstolen(partial(
+            scaled.alternate, net, workdir, "h1", "h2",
+            {c: partial(scaled.give_every_host, net, c) for c in cores_tried},
+            PROPORTIONALITY_CYCLES),
+            "0.2 / 0.3 / 0.5 core")
+    per_core = [{c: cycle[c] / c for c in cores_tried} for cycle in cycles]
+    relative = scaled.relative(per_core)
+    print("proportionality: bytes/s per core by cycle " + "; ".join(
+        ", ".join(f"{c:g}: {r[c] / 1e6:.1f} M" for c in cores_tried) for r in per_core))
+    print(f"proportionality: per core over the cycle's mean, median of {len(cycles)} "
+          "cycles: " + ", ".join(f"{c:g}: {v:.3f}" for c, v in relative.items()))
+    # Measured in six runs: at most 2.9% off the mean (0.988, 0.998, 1.029).
     for v in relative.values():
-        assert abs(v / mean - 1) <= 0.15, (relative, rounds)
+        assert abs(v - 1) <= 0.10, (relative, per_core)
 
 
 def test_saturated_hosts_with_honoured_quotas_are_faithful(workdir: Path) -> None:
