@@ -97,11 +97,16 @@ def alternate(net: testbed.Testbed, workdir: Path, sender: str, receiver: str,
         pub = net.popen(sender, [agent, "-pub", "-nic", net.host_ip(sender), *common,
                                  "-executionTime", str(int(seconds + FLOW_TIMEOUT_S + 10))],
                         stdout=fp, stderr=fp)
+    def tails() -> str:
+        return "\n".join(f"{f.name}: ...{f.read_text(errors='replace')[-600:]}"
+                         for f in (workdir / "pub-alternate.out", workdir / "sub-alternate.out"))
+
     try:
         start, deadline = received_bytes(net, receiver), time.monotonic() + FLOW_TIMEOUT_S
         while received_bytes(net, receiver) - start < 10_000_000:
-            assert pub.poll() is None and sub.poll() is None, "an agent ended early"
-            assert time.monotonic() < deadline, f"no data flowed in {FLOW_TIMEOUT_S} s"
+            assert pub.poll() is None and sub.poll() is None, f"an agent ended early\n{tails()}"
+            assert time.monotonic() < deadline, (f"{sender} -> {receiver}: no data flowed in "
+                                                 f"{FLOW_TIMEOUT_S} s\n{tails()}")
             time.sleep(0.1)
         out: list[dict[K, float]] = []
         for k in range(cycles):
@@ -114,7 +119,8 @@ def alternate(net: testbed.Testbed, workdir: Path, sender: str, receiver: str,
                 t1, b1 = time.monotonic(), received_bytes(net, receiver)
                 cycle[name] = (b1 - b0) / (t1 - t0)
             out.append(cycle)
-        assert pub.poll() is None and sub.poll() is None, "an agent ended during the cycles"
+        assert pub.poll() is None and sub.poll() is None, (f"an agent ended during the cycles"
+                                                           f"\n{tails()}")
         return out
     finally:
         stop([pub, sub])
