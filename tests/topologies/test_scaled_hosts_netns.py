@@ -34,7 +34,7 @@ network per run, the same known answers read up to 10.2% off (proportionality, 1
 of 4 s runs) and 0.77-1.15 (isolation, 3 rounds). The hosts are pinned and their CFS
 periods stepped by 250 µs, as the scaled presets make them. Best effort, because a
 reliable 1 -> 1's rate follows its acknowledgements, not its CPU: per-cycle ratios
-0.78-1.77 across hosts.
+0.68-1.77 across hosts.
 
 Every measurement is taken again while the hypervisor kept a CPU from this machine over
 2% of its time (steal time); a test that gets no measurement under that in 3 attempts
