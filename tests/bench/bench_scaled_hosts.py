@@ -62,7 +62,7 @@ def _isolation(net: Any, d: Path, name: str, sender: str, receiver: str,
                neighbours: list[str], cycles: int, timing: dict[str, float]) -> float:
     out = scaled.unstolen(partial(scaled.against_neighbours, net, d, sender, receiver,
                                   neighbours, cycles, **timing), f"{name}: {sender} -> {receiver}")
-    return statistics.median(c["saturated"] / c["idle"] for c in out)
+    return scaled.saturated_over_idle(out)
 
 
 def main() -> int:
@@ -94,12 +94,8 @@ def main() -> int:
         dd.mkdir()
         with topologies.build(_lan(max(tried), extra, hosts=2), workdir=dd) as net:
             net.wait_converged(timeout=30)
-            out = scaled.unstolen(partial(
-                scaled.alternate, net, dd, "h1", "h2",
-                {c: partial(scaled.give_every_host, net, c) for c in tried}, cycles,
-                **timing),
-                f"{name}: 0.2 / 0.3 / 0.5 core")
-        per_core = [{c: cycle[c] / c for c in tried} for cycle in out]
+            per_core = scaled.unstolen(partial(scaled.per_core, net, dd, tried, cycles,
+                                               **timing), f"{name}: 0.2 / 0.3 / 0.5 core")
         rel = scaled.relative(per_core)
         print(f"{name}: proportionality over {cycles} cycles: bytes/s per core " + ", ".join(
             f"C={c:g}: {statistics.median(r[c] for r in per_core) / 1e6:.1f} M "

@@ -141,6 +141,20 @@ def against_neighbours(net: testbed.Testbed, workdir: Path, sender: str, receive
         stop(loops)
 
 
+def saturated_over_idle(cycles: list[dict[str, float]]) -> float:
+    """The median over cycles of :func:`against_neighbours`' saturated / idle throughput."""
+    return statistics.median(c["saturated"] / c["idle"] for c in cycles)
+
+
+def per_core(net: testbed.Testbed, workdir: Path, cores: tuple[float, ...], cycles: int,
+             **timing: float) -> list[dict[float, float]]:
+    """:func:`alternate` h1 -> h2 with every host given each of ``cores`` in turn; per
+    cycle, each C's throughput (bytes/s) per core."""
+    out = alternate(net, workdir, "h1", "h2",
+                    {c: partial(give_every_host, net, c) for c in cores}, cycles, **timing)
+    return [{c: cycle[c] / c for c in cores} for cycle in out]
+
+
 def relative(cycles: list[dict[K, float]]) -> dict[K, float]:
     """Each condition's value over its cycle's mean, median over the cycles."""
     return {name: statistics.median(c[name] / statistics.mean(c.values()) for c in cycles)

@@ -45,7 +45,6 @@ another tenant's load.
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from collections.abc import Callable
 from functools import partial
@@ -103,7 +102,7 @@ def _isolation(workdir: Path, sender: str, receiver: str, neighbours: list[str]
         cycles = _unstolen(partial(scaled.against_neighbours, net, workdir, sender, receiver,
                                    neighbours, ISOLATION_CYCLES),
                            f"{sender} -> {receiver}, {', '.join(neighbours)} idle / saturated")
-    ratio = statistics.median(c["saturated"] / c["idle"] for c in cycles)
+    ratio = scaled.saturated_over_idle(cycles)
     print(f"isolation, {sender} -> {receiver} at 0.4 core: saturated / idle neighbours "
           f"({', '.join(neighbours)}), median of {len(cycles)} cycles {ratio:.3f}; per cycle "
           + ", ".join(f"{c['saturated'] / c['idle']:.2f}" for c in cycles))
@@ -140,16 +139,12 @@ def test_throughput_proportional_to_cores(workdir: Path) -> None:
     with topologies.build(_lan(max(cores_tried), hosts=2, pin=True, step_us=250),
                           workdir=workdir) as net:
         _ready(net)
-        cycles = _unstolen(partial(
-            scaled.alternate, net, workdir, "h1", "h2",
-            {c: partial(scaled.give_every_host, net, c) for c in cores_tried},
-            PROPORTIONALITY_CYCLES),
-            "0.2 / 0.3 / 0.5 core")
-    per_core = [{c: cycle[c] / c for c in cores_tried} for cycle in cycles]
+        per_core = _unstolen(partial(scaled.per_core, net, workdir, cores_tried,
+                                     PROPORTIONALITY_CYCLES), "0.2 / 0.3 / 0.5 core")
     relative = scaled.relative(per_core)
     print("proportionality: bytes/s per core by cycle " + "; ".join(
         ", ".join(f"{c:g}: {r[c] / 1e6:.1f} M" for c in cores_tried) for r in per_core))
-    print(f"proportionality: per core over the cycle's mean, median of {len(cycles)} "
+    print(f"proportionality: per core over the cycle's mean, median of {len(per_core)} "
           "cycles: " + ", ".join(f"{c:g}: {v:.3f}" for c, v in relative.items()))
     # Measured in six runs: at most 2.9% off the mean (0.988, 0.998, 1.029).
     for v in relative.values():
