@@ -21,7 +21,9 @@ for arg in "$@"; do
   esac
 done
 
-# Every system package the project uses. pimd comes from apt; smcroute and FRR conflict
+# Every system package the project uses. user-mode-linux is a kernel with multicast routing
+# and netem run as a process: the routers' kernel where the host's lacks them
+# (topologies/uml.py). pimd comes from apt; smcroute and FRR conflict
 # with it in Debian (they all own the kernel's multicast-routing socket), so they are
 # unpacked into .deps/<name> instead (their libraries come from apt above): none of them
 # ever runs in the same network namespace as another.
@@ -31,6 +33,7 @@ APT_PACKAGES=(
   iproute2 iputils-ping ethtool bridge-utils procps kmod psmisc
   mininet openvswitch-switch
   pimd
+  user-mode-linux
   tcpdump tshark libpcap-dev
   cyclonedds-dev cyclonedds-tools
   iperf3 socat rt-tests shellcheck

@@ -41,6 +41,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "mininet": ("Mininet's mnexec not installed", "apt-get install mininet"),
     "vxlan": ("VXLAN devices unavailable (CONFIG_VXLAN), needed for emulated_servers > 1",
               "use emulated_servers = 1"),
+    "uml": ("user-mode Linux (linux.uml) or /dev/net/tun missing, needed for routers with "
+            "their own kernel (router_kernel=uml)",
+            "apt-get install user-mode-linux (setup.sh does), or router_kernel=host on a kernel "
+            "with multicast routing"),
     "cpulimit": ("no cgroup CPU controller (v1 /sys/fs/cgroup/cpu or v2 with 'cpu'), needed "
                  "for CPU-limited hosts", "drop the cpu parameter"),
 }
@@ -138,6 +142,7 @@ def detect() -> dict[str, bool]:
         "tcpdump": shutil.which("tcpdump") is not None,
         "mininet": shutil.which("mnexec") is not None,
         "cpulimit": cgroup_cpu_version() is not None,
+        "uml": shutil.which("linux.uml") is not None and Path("/dev/net/tun").exists(),
         "vxlan": _run(["unshare", "-n", "ip", "link", "add", "vx0", "type", "vxlan", "id", "1",
                        "dstport", "4789"]).returncode == 0 if shutil.which("unshare") else False,
     }

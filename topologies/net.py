@@ -116,6 +116,7 @@ class Network:
         self._proc_names: dict[int, str] = {}  # pid -> "what on node", for messages
         self._ports: dict[str, list[tuple[str, str]]] = {}  # switch -> [(real port, peer)]
         self.daemons: dict[str, Any] = {}
+        self.uml: dict[str, Any] = {}  # router -> topologies.uml.UmlRouter (router_kernel=uml)
         # The switch kind built (topologies.switches; "ovs" resolved to a datapath), its
         # name, and per switch what the kind keeps to control it (OVS: its OvsInstance).
         self.switch_impl = switch_kind(spec.params.get("switch", "linuxbridge")).resolve()
@@ -148,14 +149,17 @@ class Network:
 
     # --- processes --------------------------------------------------------------------
     def popen(self, node: str, argv: Sequence[str], network_plane: bool = False,
-              host_cpu: bool = True, **kwargs: Any) -> subprocess.Popen:
+              host_cpu: bool = True, outside: bool = False, what: str | None = None,
+              **kwargs: Any) -> subprocess.Popen:
         """Start `argv` inside `node`'s namespaces; the pid is recorded for cleanup.
         `network_plane`: a switch or router daemon, run above the hosts (PLANE_REALTIME).
         `host_cpu`: on a CPU-limited host, inside the host's CPU allocation (an agent, a
         sampler of the host's own timers); False for the measuring apparatus (tcpdump),
-        whose CPU time is not the emulated machine's."""
+        whose CPU time is not the emulated machine's. `outside`: on a user-mode router, in
+        its namespace on the host's kernel (its kernel itself, a capture of its links)
+        rather than inside its own kernel."""
         n = self.node(node)
-        what = Path(argv[0]).name
+        what = what or Path(argv[0]).name
         if network_plane:
             argv = [*self._plane_priority(), *argv]
         kwargs.setdefault("stdin", subprocess.DEVNULL)
@@ -172,8 +176,8 @@ class Network:
                     *argv]
             kwargs["stdin"] = subprocess.PIPE
         # Held behind a gate until its pid is in the ledger (see Ledger.spawn).
-        proc = self.ledger.spawn(n.wrap(argv, what, interruptible=remote), node, what,
-                                 **kwargs)
+        proc = self.ledger.spawn(n.wrap(argv, what, interruptible=remote, outside=outside),
+                                 node, what, **kwargs)
         if remote:
             self._remote_procs.add(proc.pid)
         self._proc_names[proc.pid] = f"{what} on {node}"
@@ -279,7 +283,7 @@ class Network:
         for node, lines, what in scripts:
             self.step = (what, node)
             script, command = self._script(node, lines)
-            if len(command.encode()) <= PTY_LINE_MAX:
+            if len(command.encode()) <= PTY_LINE_MAX and not self.node(node).uml_exec:
                 self.node(node).sendCmd(command)
                 sent.append((node, what, script))
             else:
@@ -381,11 +385,40 @@ class Network:
             for h in spec.hosts:
                 self.cpu.limit(h, float(spec.params["cpu"]), cpus.get(h))
         self._make_links()
+        self._start_user_mode_routers()
         self.shaping = self._read_shaping()
         self._configure_nodes()
         for sw in spec.switches:
             self.switch_impl.start(self, sw)
         self._start_daemons()
+
+    def _start_user_mode_routers(self) -> None:
+        """With router_kernel=uml, give every router its own kernel (topologies/uml.py):
+        the taps and their glue in its namespace, then all kernels at once, then wait for
+        each one's command server; from then on every command for the router runs inside
+        its kernel."""
+        if self.spec.params.get("router_kernel") != "uml" or not self.spec.routers:
+            return
+        from topologies.uml import UmlRouter
+
+        routers = {}
+        for r in self.spec.routers:
+            # In the work directory: the router's mount namespace has a /run of its own.
+            state = self.workdir / f"uml-{self.tag}-{r}"
+            self.ledger.record_dir(state)
+            routers[r] = UmlRouter(self, r, state)
+        self.sh_each([(r, u.host_side_lines(), "joining the router's links to its kernel")
+                      for r, u in routers.items()])
+        for r, u in routers.items():
+            self.step = ("starting the user-mode router", r)
+            u.start()
+            self.uml[r] = u
+        for r, u in routers.items():
+            self.step = ("waiting for the user-mode router", r)
+            u.wait_ready()
+            self.node(r).uml_exec = u.exec_prefix()
+        self.log("== routers: each its own user-mode Linux kernel (router_kernel=uml), booted in "
+                 + ", ".join(f"{r} {u.booted_s} s" for r, u in routers.items()))
 
     def _servers(self) -> Any:
         """The servers the nodes are placed on: real ones of a [cluster]
@@ -539,7 +572,7 @@ class Network:
                 lines.append(f"ip addr add {addr} dev {intf}")
                 lines.append(f"ip link set {intf} {self.mtu()}up")
                 lines.append(f"echo {igmp} > /proc/sys/net/ipv4/conf/{intf}/force_igmp_version")
-                if self._offload_off():
+                if self._offload_off() and name not in self.uml:
                     lines.append(f"ethtool -K {intf} tx off rx off >/dev/null 2>&1 || true")
             if name in spec.hosts:
                 # A private /dev/shm (in the host's own mount namespace, gone with it): a
@@ -624,6 +657,10 @@ class Network:
             d["network_plane_priority"] = " ".join(self.plane_priority)
         d["capture_points"] = {k: list(v) for k, v in self.capture_points().items()}
         d["daemons"] = {r: dm.describe() for r, dm in self.daemons.items()}
+        if self.spec.routers:
+            d["router_kernel"] = {
+                "kind": self.spec.params.get("router_kernel", "host"),
+                "routers": {r: u.describe() for r, u in self.uml.items()}}
         if self.cpu is not None:
             d["cpu_limits"] = self.cpu.describe()
         if self.servers is not None:
@@ -684,6 +721,8 @@ def _gated_node(ledger: Ledger, logical: str, remote: Any = None) -> Any:
 
         def __init__(self, name: str, **params: Any) -> None:
             self.remote = remote
+            # A user-mode router's command client (topologies/uml.py), once its kernel is up.
+            self.uml_exec: list[str] | None = None
             super().__init__(name, **params)
 
         def startShell(self, mnopts: str | None = None) -> None:
@@ -694,8 +733,12 @@ def _gated_node(ledger: Ledger, logical: str, remote: Any = None) -> Any:
             self.sendCmd("echo $$")
             self.pid = int(self.waitOutput())
 
-        def wrap(self, argv: Sequence[str], what: str, interruptible: bool = False) -> list[str]:
-            """The local argv running `argv` in this node's namespaces."""
+        def wrap(self, argv: Sequence[str], what: str, interruptible: bool = False,
+                 outside: bool = False) -> list[str]:
+            """The local argv running `argv` in this node's namespaces (on a user-mode router,
+            inside its kernel unless `outside`)."""
+            if self.uml_exec and not outside:
+                argv = [*self.uml_exec, *argv]
             if self.remote is None:
                 return [*enter(self.pid), *argv]
             inside = ["nsenter", f"--target={self.pid}", "--net", "--mount", "--ipc",
@@ -740,7 +783,7 @@ def _gated_node(ledger: Ledger, logical: str, remote: Any = None) -> Any:
             """Mininet's cmd, except that a command too long for the pty (or of several
             lines) runs through argv in this node's namespaces: never cut, never split."""
             line = _command_line(args)
-            if len(line.encode()) <= PTY_LINE_MAX and "\n" not in line:
+            if len(line.encode()) <= PTY_LINE_MAX and "\n" not in line and not self.uml_exec:
                 return str(super().cmd(*args, **kwargs))
             proc = ledger.spawn(self.wrap(["sh", "-c", line], "sh"), logical, "sh",
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

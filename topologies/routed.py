@@ -20,12 +20,19 @@ pimd 2.3.2's last-hop router always switches to the SPT); routers are the segmen
 IGMP queriers, IGMP version `igmp`),
 `mrouting=smcroute` (static routes for `smc_groups` from the source segment of
 `smc_source` to the segments `smc_to`, as (*,G) or (S,G) per `smc_mode`), or `none`.
+
+Router kernel: `router_kernel=host` routes in the host's kernel (each router a namespace),
+`uml` gives every router a kernel of its own (user-mode Linux, topologies/uml.py), for hosts
+whose kernel lacks multicast routing; `auto` (the default) takes `host` where the host's
+kernel can route multicast and `uml` where it cannot, and the build log and the manifest say
+which.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from mcastlab import capabilities
 from multicast import routing
 from topologies import servers
 from topologies.spec import (
@@ -44,6 +51,10 @@ MAX_PIM_INTERFACES = 31  # 32 kernel VIFs, one taken by pimreg
 # (tests/topologies/test_sizes_netns.py); 60 routers x 100 hosts would be 6,000.
 MAX_TOTAL_HOSTS = 250
 
+# The capabilities a routing daemon needs of the kernel it runs on: the host's, unless the
+# routers bring their own (router_kernel=uml).
+HOST_KERNEL_ROUTING = ("mroute", "pim")
+
 _ROUTED_OVERRIDES = {"snooping": False, "querier": False}
 
 PARAMS: tuple[Param, ...] = (
@@ -58,6 +69,9 @@ PARAMS: tuple[Param, ...] = (
     Param("pim_daemon", "choice", "pimd", "PIM-SM implementation for mrouting=pimd "
           "(frr: FRR's pimd, the one that honours spt=never; rp=static only)",
           choices=routing.implementations(routing.PIM)),
+    Param("router_kernel", "choice", "auto", "the routers' kernel: the host's, or each its "
+          "own user-mode Linux (uml); auto: host where it can route multicast, else uml",
+          choices=("auto", "host", "uml")),
     Param("smc_groups", "groups", "239.0.0.0/8",
           "smcroute: comma-separated groups (GROUP[/LEN])"),
     Param("smc_mode", "choice", "star", "smcroute: (*,G) or (S,G) routes", choices=("star", "sg")),
@@ -149,9 +163,13 @@ def plan(params: dict[str, Any]) -> Spec:
         )
     needs = switch_needs(p)
     daemon = routing.daemon_for(p)
+    p["router_kernel"] = router_kernel(p["router_kernel"], daemon)
     if daemon is not None:
         daemon.check_params(p)
-        needs += daemon.needs
+        needs += [n for n in daemon.needs
+                  if p["router_kernel"] == "host" or n not in HOST_KERNEL_ROUTING]
+    if p["router_kernel"] == "uml":
+        needs.append("uml")
     if p["mrouting"] == "smcroute":
         p["smc_routes"] = _smcroute_routes(p, hosts, addresses, switches, segment_of_router,
                                            adjacency, link_intf)
@@ -169,6 +187,19 @@ def plan(params: dict[str, Any]) -> Spec:
     )
     spec.placement = servers.place(spec)
     return spec
+
+
+def router_kernel(asked: str, daemon: Any) -> str:
+    """`host` or `uml` for `router_kernel = asked`: `auto` is `host` when no daemon needs the
+    kernel's multicast routing or the host's kernel has what the daemon needs, else `uml`
+    where user-mode Linux is installed (else `host`, refused at build naming the feature)."""
+    if asked != "auto":
+        return asked
+    wanted = [n for n in (daemon.needs if daemon else ()) if n in HOST_KERNEL_ROUTING]
+    have = capabilities.detect()
+    if all(have[n] for n in wanted) or not have["uml"]:
+        return "host"
+    return "uml"
 
 
 def _distances(adjacency: dict[str, list[str]], start: str) -> dict[str, int]:

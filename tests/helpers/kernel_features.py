@@ -1,9 +1,10 @@
 """Skip markers for netns tests that need a kernel feature this machine may lack.
 
-A routed network needs the kernel's multicast routing (CONFIG_IP_MROUTE) and link
-shaping needs sch_netem; some kernels are built without them. The testbed refuses to build
-there, naming the missing feature, and the tests that need one are skipped with that same
-message instead of failing.
+A routed network needs multicast routing (CONFIG_IP_MROUTE): the host kernel's, or the
+routers' own user-mode Linux kernels (router_kernel=uml, topologies/uml.py) where the host's
+lacks it. Link shaping needs sch_netem. The testbed refuses to build without them, naming the
+missing feature, and the tests that need one are skipped with that same message instead of
+failing.
 """
 
 from __future__ import annotations
@@ -19,4 +20,7 @@ def needs(feature: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(not capabilities.detect()[feature], reason=what)
 
 
-routed = needs("mroute")
+# Routed tests run wherever routers can route multicast: in the host's kernel or in their own.
+routed = pytest.mark.skipif(
+    not (capabilities.detect()["mroute"] or capabilities.detect()["uml"]),
+    reason=f"{capabilities.MESSAGES['mroute'][0]} and {capabilities.MESSAGES['uml'][0]}")
