@@ -356,6 +356,7 @@ def write_report(analysis: Analysis, out_dir: Path, *, pooled_note: str = "") ->
         md += axis_sections(design, tables)
         md += ablation_section(tables)
         md += group_sections(analysis, tables)
+    md += study_section(tables)
     mv = tables["mode_verdicts"]
     if not mv.empty:
         md += ["\n## Verdicts about the modes: test details\n",
@@ -521,6 +522,35 @@ def ablation_section(tables: dict[str, pd.DataFrame]) -> list[str]:
         "is never read as evidence.\n",
         to_markdown(abl),
         "\n" + "\n".join(f"- {s}" for s in paras["paragraph"]) + "\n",
+    ]
+
+
+def study_section(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """The study's statistics (means, as it reported them) beside the verdicts' (medians),
+    with the seconds that make them differ."""
+    study = tables.get("study")
+    if study is None or study.empty:
+        return []
+    one_group = study["group"].nunique() == 1
+    shown = study.drop(columns=["why they differ"] + (["group"] if one_group else []))
+    return [
+        "\n## The study's statistics beside the verdicts\n",
+        "The study compared the modes on means, as Perftest prints them: publisher 0's mean "
+        "latency and the mean second of throughput summed over the subscribers, in Mbit/s "
+        "(samples/s × `-dataLen` × 8 / 10⁶: each sample counts its payload and Perftest's "
+        "28-byte overhead). The verdicts compare each run's median (latency; the median "
+        "second of throughput, counting only seconds in which every subscriber that "
+        "reported in the run reported) on a log scale: their columns give the geometric "
+        "mean of the run medians, and their throughput, compared in samples/s, differs "
+        "from Mbit/s by the constant `-dataLen` × 8 / 10⁶. Means over runs of each run's "
+        "mean; `seconds`: every second in which any subscriber reported, over the runs; "
+        "`seconds left out`: those the verdict does not count; `stalled seconds`: a "
+        "subscriber received nothing; `missing-subscriber seconds`: fewer subscribers "
+        "reported than the run had (both figures then lack their share).\n\n",
+        to_markdown(shown),
+        "\n" + "\n".join(
+            f"- {'' if one_group else r['group'] + ' '}{r['participants']} {r['mode']}: "
+            f"{r['why they differ']}" for r in study.to_dict("records")) + "\n",
     ]
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from analysis import stats
 from analysis.analyse import METRICS, MODES, Analysis
+from analysis.load import Campaign, aggregate_throughput
 from analysis.verdicts import WIRE_EVIDENCE, fmt_pct, implementation_table, verdict_table
 
 
@@ -134,6 +137,195 @@ def _short(value: float, unit: str) -> str:
     return fmt_value(value, unit).split(" ")[0] if unit == "samples/s" else fmt_value(value, unit)
 
 
+# ---- the study's statistics beside the verdicts ----------------------------------------
+# The study this testbed re-examines (multicast against unicast DDS with RTI Perftest, 1 to
+# 75 publishers and subscribers) reported means: publisher 0's mean latency and the mean
+# second of throughput summed over the subscribers, in Mbit/s as Perftest counts it. Each
+# sample counts its -dataLen bytes, which include Perftest's 28-byte overhead (the
+# subscriber adds message.size + OVERHEAD_BYTES, message.size being -dataLen - 28).
+SECONDS_COLUMNS = ("run_id", "second", "mbit_s", "reporting", "run_subscribers", "stalled",
+                   "kept")
+
+
+def mbit_per_sample(data_len: object) -> float:
+    """Megabits one sample of ``-dataLen`` bytes counts for Perftest (NaN when unknown).
+
+    >>> mbit_per_sample(100)
+    0.0008
+    """
+    try:
+        n = float(data_len)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+    return n * 8 / 1e6 if math.isfinite(n) and n > 0 else math.nan
+
+
+def run_seconds(campaign: Campaign) -> pd.DataFrame:
+    """One row per run and second in which any subscriber reported: Mbit/s summed over the
+    subscribers that reported (samples/s × -dataLen × 8 / 10⁶; the agents' printed Mbit/s
+    where the run's data length is unknown), how many reported (``reporting``; in the whole
+    run: ``run_subscribers``), ``stalled`` (one of them received nothing) and ``kept`` (the
+    verdict counts it: every subscriber that reported in the run reported in it,
+    :func:`analysis.load.aggregate_throughput`)."""
+    thr = campaign.throughput
+    if thr.empty:
+        return pd.DataFrame(columns=list(SECONDS_COLUMNS))
+    factor = thr["run_id"].map(campaign.runs.set_index("run_id")["data_len"].map(
+        mbit_per_sample)).to_numpy(float)
+    mbit = np.where(np.isfinite(factor), thr["samples_per_s"].to_numpy(float) * factor,
+                    thr["mbps"].to_numpy(float))
+    per = thr.assign(mbit_s=mbit, stalled=thr["samples_per_s"].to_numpy(float) == 0)
+    secs = per.groupby(["run_id", "second"], observed=True, sort=True).agg(
+        mbit_s=("mbit_s", "sum"), reporting=("subscriber", "nunique"),
+        stalled=("stalled", "max")).reset_index()
+    secs["run_subscribers"] = secs["run_id"].map(
+        thr.groupby("run_id", observed=True)["subscriber"].nunique()).astype(int)
+    kept = aggregate_throughput(campaign)[["run_id", "second"]].assign(kept=True)
+    secs = secs.merge(kept, on=["run_id", "second"], how="left")
+    secs["kept"] = secs["kept"].astype("boolean").fillna(False).astype(bool)
+    return secs[list(SECONDS_COLUMNS)]
+
+
+def _mean(values: list[float]) -> float:
+    return float(np.mean(values)) if values else math.nan
+
+
+def _geomean(values: list[float]) -> float:
+    """The verdicts compare log run values: their centre is the geometric mean."""
+    x = np.asarray([v for v in values if v > 0], dtype=float)
+    return float(np.exp(np.log(x).mean())) if x.size else math.nan
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _off(a: float, b: float) -> str:
+    return f"{100 * (a / b - 1):+.1f}%" if math.isfinite(a) and math.isfinite(b) and b else "n/a"
+
+
+@dataclass
+class StudyCell:
+    """One mode of one cell: the study's means and the verdicts' statistics, and the
+    seconds behind the throughput ones."""
+
+    latency_mean: float  # mean over runs of publisher 0's mean latency, µs
+    latency_median: float  # geometric mean of the run medians, µs (the verdict's)
+    mbit_mean: float  # mean over runs of the mean second summed over subscribers
+    mbit_kept_mean: float  # the same over the seconds the verdict keeps
+    mbit_median: float  # geometric mean of the run medians of the kept seconds (the verdict's)
+    seconds: int = 0  # seconds in which any subscriber reported, over the runs
+    kept: int = 0
+    stalled: int = 0
+    missing: int = 0  # seconds in which fewer subscribers reported than the run had
+    never: list[str] = field(default_factory=list)  # "<run> k of n": subscribers silent
+
+    @property
+    def left_out(self) -> int:
+        return self.seconds - self.kept
+
+    def why(self) -> str:
+        """Where the study's means and the verdict's statistics part, and why."""
+        parts = [f"latency: the mean is {_off(self.latency_mean, self.latency_median)} off "
+                 "the median (the mean weighs the tail)"]
+        if self.seconds == 0:
+            return parts[0] + "; no throughput seconds."
+        text = (f"Mbit/s: the mean of {_plural(self.seconds, 'second')} is "
+                f"{_off(self.mbit_mean, self.mbit_median)} off the median second")
+        causes = []
+        if self.left_out:
+            causes.append(
+                f"{_plural(self.left_out, 'second')} left out by the verdict, not every "
+                "subscriber reporting (without them the mean is "
+                f"{_off(self.mbit_kept_mean, self.mbit_median)} off)")
+        if self.stalled:
+            causes.append(f"{_plural(self.stalled, 'stalled second')} (a subscriber "
+                          "received nothing: they pull the mean down, hardly the median)")
+        if self.missing:
+            never = (f"; never reporting: {', '.join(self.never)}, whose share both "
+                     "figures lack" if self.never else "")
+            causes.append(f"{_plural(self.missing, 'missing-subscriber second')} (fewer "
+                          f"subscribers reported than the run had{never})")
+        text += (": " + "; ".join(causes) + "; the rest is the mean against the median"
+                 if causes else ": no second left out, stalled or missing a subscriber; "
+                 "the mean against the median alone")
+        return "; ".join([*parts, text]) + "."
+
+
+def study_cell(campaign: Campaign, run_ids: list[str], seconds: pd.DataFrame) -> StudyCell:
+    """The study's and the verdict's statistics over the runs of one mode of one cell."""
+    runs = campaign.runs.set_index("run_id")
+    lat = [campaign.latency_of(r) for r in run_ids]
+    lat = [x for x in lat if x.size]
+    sel = seconds[seconds["run_id"].isin(run_ids)]
+    by_run = dict(tuple(sel.groupby("run_id", sort=False)))
+    means, kept_means, medians = [], [], []
+    cell = StudyCell(_mean([float(x.mean()) for x in lat]),
+                     _geomean([float(np.median(x)) for x in lat]), math.nan, math.nan, math.nan)
+    for rid in run_ids:
+        s = by_run.get(rid)
+        if s is None or s.empty:
+            continue
+        kept = s.loc[s["kept"], "mbit_s"]
+        means.append(float(s["mbit_s"].mean()))
+        if len(kept):
+            kept_means.append(float(kept.mean()))
+            medians.append(float(kept.median()))
+        configured = int(runs.at[rid, "subscribers"])
+        cell.seconds += len(s)
+        cell.kept += len(kept)
+        cell.stalled += int(s["stalled"].sum())
+        cell.missing += int((s["reporting"] < configured).sum())
+        silent = configured - int(s["run_subscribers"].iloc[0])
+        if silent > 0:
+            cell.never.append(f"{rid} {silent} of {configured}")
+    cell.mbit_mean, cell.mbit_kept_mean = _mean(means), _mean(kept_means)
+    cell.mbit_median = _geomean(medians)
+    return cell
+
+
+def study_table(analysis: Analysis) -> pd.DataFrame:
+    """Per cell where both modes ran, and mode: the study's statistics (publisher 0's mean
+    latency; the mean second of throughput summed over subscribers, Mbit/s) beside the
+    verdict's (the run medians, their geometric mean over runs; the median second counted
+    only where every subscriber reported), the seconds behind them and why they differ."""
+    from analysis.verdicts import short_verdict
+
+    camp = analysis.campaign
+    seconds = run_seconds(camp)
+    rows = []
+    for pair in analysis.pairs:
+        if not pair.complete:  # one mode: no verdict about the modes to set it beside
+            continue
+        cells = {m: study_cell(camp, pair.runs[m], seconds) for m in MODES}
+        # no verdict: too few samples ("not compared"), or an RTT test's throughput ("n/a")
+        verdict = {m: (short_verdict(pair.verdicts[m]) if m in pair.verdicts else
+                       "not compared" if m in pair.not_compared else "n/a") for m in METRICS}
+        for mode, c in cells.items():
+            why = c.why()
+            if mode == "multicast":
+                u = cells["unicast"]
+                why += (f" Multicast against unicast: latency mean "
+                        f"{_off(c.latency_mean, u.latency_mean)} (medians "
+                        f"{_off(c.latency_median, u.latency_median)}), Mbit/s mean "
+                        f"{_off(c.mbit_mean, u.mbit_mean)} (median seconds "
+                        f"{_off(c.mbit_median, u.mbit_median)}).")
+            rows.append({
+                "group": pair.group, "participants": pair.label, "mode": mode,
+                "runs": len(pair.runs[mode]),
+                "latency mean µs (study)": c.latency_mean,
+                "latency median µs (verdict)": c.latency_median,
+                "latency verdict": verdict["latency"],
+                "Mbit/s mean (study)": c.mbit_mean,
+                "Mbit/s median second (verdict)": c.mbit_median,
+                "throughput verdict": verdict["throughput"],
+                "seconds": c.seconds, "seconds kept": c.kept, "seconds left out": c.left_out,
+                "stalled seconds": c.stalled, "missing-subscriber seconds": c.missing,
+                "why they differ": why,
+            })
+    return pd.DataFrame(rows)
+
+
 def implementation_agreement_table(analysis: Analysis) -> pd.DataFrame:
     """Per matrix point and metric of a campaign with several implementations: each one's
     verdict, whether they agree, the test of a difference in multicast's effect between
@@ -173,6 +365,8 @@ def all_tables(analysis: Analysis) -> dict[str, pd.DataFrame]:
     if not modes_compared:  # one mode only: no verdict about the modes anywhere
         for name in ("verdicts", "mode_verdicts", "comparisons"):
             out[name] = pd.DataFrame()
+    if modes_compared:  # the study's means beside the verdicts about the modes
+        out["study"] = study_table(analysis)
     if len(analysis.agents) > 1 and modes_compared:
         # [matrix] agents: the implementations' verdicts about the modes side by side
         out["implementations"] = implementation_table(analysis)
@@ -284,6 +478,15 @@ for _name, _what in (("implementation", "the implementations"),
         None, None, f"Verdicts about {_what} per matrix point: the second level's change of "
         "the run values against the first, % with its 95% t interval (runs as the unit, "
         "Welch, TOST, Holm over the table).")
+LATEX_LAYOUT["study"] = (
+    ["participants", "mode", "latency mean µs (study)", "latency median µs (verdict)",
+     "Mbit/s mean (study)", "Mbit/s median second (verdict)", "seconds left out",
+     "stalled seconds", "missing-subscriber seconds"],
+    None, "The study's statistics beside the verdicts': publisher 0's mean latency against the "
+    "median (geometric mean of the run medians); the mean second of throughput summed over "
+    "subscribers (Mbit/s, -dataLen bytes per sample, Perftest's 28-byte overhead included) "
+    "against the verdict's median second, which counts only seconds in which every "
+    "subscriber reported.")
 LATEX_LAYOUT["mode_verdicts_by_size"] = (
     None, None, "Verdicts about the modes per message size: multicast's change against "
     "unicast, % with its 95% t interval (runs as the unit, Holm over the campaign).")
