@@ -49,6 +49,35 @@ class ResultsError(ValueError):
     """A results directory or file does not follow the documented schema."""
 
 
+def require_distinct_folders(paths: list[Path], action: str) -> None:
+    """Raise :class:`ResultsError` when one campaign directory is given twice (also under
+    another name: a symbolic link, a trailing ``/.``): its runs would count twice."""
+    seen: dict[Path, Path] = {}
+    for p in paths:
+        real = Path(p).resolve()
+        if real in seen:
+            raise ResultsError(f"{seen[real]} and {p} are the same campaign directory; each "
+                               f"campaign can be {action} once")
+        seen[real] = Path(p)
+
+
+def require_distinct(campaigns: list[Campaign], action: str) -> None:
+    """Raise :class:`ResultsError` when a directory is given twice or a run is in two of
+    the campaigns (the same run id, start time and host in their manifests: a copied
+    campaign, perhaps resumed under another name), naming both."""
+    require_distinct_folders([c.path for c in campaigns], action)
+    seen: dict[tuple[str, str, str], Path] = {}
+    for c in campaigns:
+        for key, where in c.identities.items():
+            if key in seen:
+                rid, started, host = key
+                raise ResultsError(
+                    f"{seen[key]} and {where} are the same run (run id {rid}, started "
+                    f"{started} on {host}); a copy of a campaign cannot be {action} with it")
+        for key, where in c.identities.items():
+            seen[key] = where
+
+
 def require_one_scenario(campaigns: list[Campaign], action: str) -> None:
     """Raise :class:`ResultsError` unless the campaigns are all of one scenario (``action``:
     what was asked of them, "pooled" or "compared")."""
@@ -77,6 +106,9 @@ class Campaign:
     resources: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=list(RESOURCES_COLUMNS)))
     pooled: list[Campaign] = field(default_factory=list)  # the campaigns pooled, as loaded
+    # (run id, manifest "started", "hostname") -> run directory: what makes a run the
+    # same run in two campaigns (a copy); runs whose manifest lacks either are not listed
+    identities: dict[tuple[str, str, str], Path] = field(default_factory=dict)
 
     @property
     def sources(self) -> list[tuple[Path, int]]:
@@ -175,6 +207,7 @@ def load_campaign(path: str | Path) -> Campaign:
     thr_parts: list[pd.DataFrame] = []
     res_parts: list[pd.DataFrame] = []
     skipped: list[tuple[str, str]] = []
+    identities: dict[tuple[str, str, str], Path] = {}
     dirs_of: dict[str, Path] = {}
     for run_id, run_dir in _run_dirs(root, index):
         manifest_path = run_dir / "manifest.json"
@@ -201,6 +234,9 @@ def load_campaign(path: str | Path) -> Campaign:
             raise ResultsError(f"{run_dir / 'config.json'}: key 'run_id' {cfg['run_id']!r} is "
                                f"also {dirs_of[cfg['run_id']] / 'config.json'}'s; each run once")
         dirs_of[cfg["run_id"]] = run_dir
+        started, host = manifest.get("started"), manifest.get("hostname")
+        if isinstance(started, str) and isinstance(host, str):
+            identities[(str(cfg["run_id"]), started, host)] = run_dir
         lat = _read_table(run_dir / "tables" / "latency.parquet", LATENCY_COLUMNS)
         if not lat["sample"].is_monotonic_increasing:
             lat = lat.sort_values("sample", kind="stable")
@@ -269,6 +305,7 @@ def load_campaign(path: str | Path) -> Campaign:
         skipped=skipped,
         resources=(pd.concat(res_parts, ignore_index=True) if res_parts
                    else pd.DataFrame(columns=list(RESOURCES_COLUMNS))),
+        identities=identities,
     )
 
 

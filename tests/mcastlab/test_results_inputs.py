@@ -1,19 +1,24 @@
-"""Results folders given as inputs (issue 67, item 7): a folder from elsewhere names
-nothing outside itself.
+"""Results folders given as inputs (issue 67, items 4 and 7): a folder from elsewhere names
+nothing outside itself, and no run counts twice.
 
 Every command that reads a campaign directory (``status`` and its checksum ``verify``,
 ``report``, ``compare``, ``wire``) refuses, in one line naming the file and the entry, a
 run id that is not a plain directory name (``/etc``, ``../x``) or is listed twice, a
 manifest member outside its run, and symbolic links it would read or write through.
+``report`` and ``compare`` refuse a campaign given twice and a run found in two campaigns
+(a copied folder, resumed under another name), naming both.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from analysis.load import ResultsError
+from analysis.pool import pool
 from analysis.synthetic import write_campaign
 from experiments import results
 from mcastlab.cli import main
@@ -149,3 +154,60 @@ def test_status_still_reads_a_sound_folder(campaign: Path,
     assert main(["status", str(campaign), "--json"]) == 0
     st = json.loads(capsys.readouterr().out)
     assert {r["status"] for r in st["runs"]} == {"complete"} and len(st["runs"]) == 8
+
+
+# ---- item 4: no run counts twice -------------------------------------------------------
+
+def _stamp(root: Path, started: str, host: str = "vm") -> None:
+    """Give every run's manifest the start time and host the runner records."""
+    for i, m in enumerate(sorted(root.glob("*/manifest.json"))):
+        man = json.loads(m.read_text())
+        man.update(started=f"{started}:{i:02d}+00:00", hostname=host)
+        m.write_text(json.dumps(man))
+
+
+@pytest.mark.parametrize("spelling", ["same", "trailing dot", "symlink"])
+def test_one_folder_twice_is_refused_naming_both(
+        campaign: Path, tmp_path: Path, spelling: str, capsys: pytest.CaptureFixture[str]) -> None:
+    again = {"same": campaign, "trailing dot": campaign / ".",
+             "symlink": tmp_path / "alias"}[spelling]
+    if spelling == "symlink":
+        again.symlink_to(campaign)
+    for argv in (["report", str(campaign), str(again), "--out", str(tmp_path / "d")],
+                 ["compare", str(campaign), str(again)]):
+        assert main(argv) == 2, argv
+        line = _one_line(capsys.readouterr().err)
+        assert f"{campaign} and {again} are the same campaign directory" in line, line
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_copied_and_resumed_folder_is_refused_with_its_original(
+        campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _stamp(campaign, "2026-12-01T10:00")
+    copy = tmp_path / "copy"
+    shutil.copytree(campaign, copy)
+    # resumed under another name: a run redone there, the others kept as they were
+    idx = _index(copy)
+    redone = idx["runs"][0]["id"]
+    man = json.loads((copy / redone / "manifest.json").read_text())
+    man["started"] = "2026-12-05T09:00:00+00:00"
+    (copy / redone / "manifest.json").write_text(json.dumps(man))
+    kept = idx["runs"][1]["id"]
+    for argv in (["report", str(campaign), str(copy), "--out", str(tmp_path / "d")],
+                 ["compare", str(campaign), str(copy)]):
+        assert main(argv) == 2, argv
+        line = _one_line(capsys.readouterr().err)
+        assert f"{campaign / kept} and {copy / kept} are the same run (run id {kept}, " \
+               "started 2026-12-01T10:00:" in line and "on vm)" in line, line
+    with pytest.raises(ResultsError, match="a copy of a campaign cannot be pooled"):
+        pool([campaign, copy])
+
+
+def test_independent_campaigns_are_still_pooled(campaign: Path, tmp_path: Path) -> None:
+    _stamp(campaign, "2026-12-01T10:00")
+    other = write_campaign(tmp_path / "again", counts=(1, 3), seconds=5, repetitions=2,
+                           campaign="inputs", seed=5)
+    _stamp(other, "2026-12-02T10:00")  # the same run ids, started another day
+    assert len(pool([campaign, other]).runs) == 16
+    _stamp(other, "2026-12-01T10:00", host="other-vm")  # the same time on another machine
+    assert len(pool([campaign, other]).runs) == 16
