@@ -44,7 +44,14 @@ from typing import Any
 
 from analysis import modes, testbed
 from analysis.analyse import METRICS, analyse
-from analysis.load import Campaign, ResultsError, load_campaign, require_one_scenario
+from analysis.load import (
+    Campaign,
+    ResultsError,
+    load_campaign,
+    require_distinct,
+    require_distinct_folders,
+    require_one_scenario,
+)
 
 AGREE = "agree"
 UNDECIDED = "all undecided"
@@ -133,6 +140,7 @@ def compare(paths: list[str | Path], *, n_boot: int = 499, alpha: float = 0.05,
     """(campaign labels, one Cell per (group, count, metric)) over campaigns of one scenario."""
     if len(paths) < 2:
         raise ResultsError("compare needs at least two campaign directories")
+    require_distinct_folders([Path(p) for p in paths], "compared")  # before loading them
     return compare_campaigns([load_campaign(p) for p in paths], n_boot=n_boot, alpha=alpha,
                              margin=margin)
 
@@ -140,7 +148,9 @@ def compare(paths: list[str | Path], *, n_boot: int = 499, alpha: float = 0.05,
 def compare_campaigns(campaigns: list[Campaign], *, n_boot: int = 499, alpha: float = 0.05,
                       margin: float = modes.EQUIVALENCE_MARGIN
                       ) -> tuple[list[str], list[Cell]]:
-    """:func:`compare` of campaigns already loaded."""
+    """:func:`compare` of campaigns already loaded: distinct ones (no directory twice, no
+    run in two of them: a campaign agrees with its copy)."""
+    require_distinct(campaigns, "compared")
     require_one_scenario(campaigns, "compared")  # before the analyses, which take time
     paths = [c.path for c in campaigns]
     analyses = [analyse(c, n_boot=n_boot, alpha=alpha, margin=margin) for c in campaigns]

@@ -14,6 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mcastlab import safepath
+from mcastlab.errors import UnsafeResults
+
 CONFIG_KEYS = ("run_id", "group", "mode", "publishers", "subscribers")
 MODES = ("unicast", "multicast")
 LATENCY_COLUMNS = ("run_id", "sample", "latency_us")
@@ -46,6 +49,35 @@ class ResultsError(ValueError):
     """A results directory or file does not follow the documented schema."""
 
 
+def require_distinct_folders(paths: list[Path], action: str) -> None:
+    """Raise :class:`ResultsError` when one campaign directory is given twice (also under
+    another name: a symbolic link, a trailing ``/.``): its runs would count twice."""
+    seen: dict[Path, Path] = {}
+    for p in paths:
+        real = Path(p).resolve()
+        if real in seen:
+            raise ResultsError(f"{seen[real]} and {p} are the same campaign directory; each "
+                               f"campaign can be {action} once")
+        seen[real] = Path(p)
+
+
+def require_distinct(campaigns: list[Campaign], action: str) -> None:
+    """Raise :class:`ResultsError` when a directory is given twice or a run is in two of
+    the campaigns (the same run id, start time and host in their manifests: a copied
+    campaign, perhaps resumed under another name), naming both."""
+    require_distinct_folders([c.path for c in campaigns], action)
+    seen: dict[tuple[str, str, str], Path] = {}
+    for c in campaigns:
+        for key, where in c.identities.items():
+            if key in seen:
+                rid, started, host = key
+                raise ResultsError(
+                    f"{seen[key]} and {where} are the same run (run id {rid}, started "
+                    f"{started} on {host}); a copy of a campaign cannot be {action} with it")
+        for key, where in c.identities.items():
+            seen[key] = where
+
+
 def require_one_scenario(campaigns: list[Campaign], action: str) -> None:
     """Raise :class:`ResultsError` unless the campaigns are all of one scenario (``action``:
     what was asked of them, "pooled" or "compared")."""
@@ -74,6 +106,9 @@ class Campaign:
     resources: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=list(RESOURCES_COLUMNS)))
     pooled: list[Campaign] = field(default_factory=list)  # the campaigns pooled, as loaded
+    # (run id, manifest "started", "hostname") -> run directory: what makes a run the
+    # same run in two campaigns (a copy); runs whose manifest lacks either are not listed
+    identities: dict[tuple[str, str, str], Path] = field(default_factory=dict)
 
     @property
     def sources(self) -> list[tuple[Path, int]]:
@@ -132,17 +167,29 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
 
 
 def _run_dirs(root: Path, index: dict | None) -> list[tuple[str, Path]]:
-    if index is not None:
-        runs = index.get("runs")
-        if not isinstance(runs, list):
-            raise ResultsError(f"{root / 'campaign.json'}: key 'runs' must be a list")
-        out = []
-        for i, entry in enumerate(runs):
-            if not isinstance(entry, dict) or "id" not in entry:
-                raise ResultsError(f"{root / 'campaign.json'}: runs[{i}] has no key 'id'")
-            out.append((str(entry["id"]), root / str(entry["id"])))
-        return out
-    return [(p.name, p) for p in sorted(root.iterdir()) if (p / "config.json").is_file()]
+    """(run id, directory) of every run: campaign.json's ids (each a plain directory name,
+    listed once: mcastlab/safepath.py), else the directories holding a config.json. A run
+    directory must not be a symbolic link, nor hold one."""
+    where = root / "campaign.json"
+    try:
+        if index is not None:
+            if not isinstance(index.get("runs"), list):
+                raise ResultsError(f"{where}: key 'runs' must be a list")
+            ids = safepath.index_run_ids(where, index)
+        else:
+            ids = [p.name for p in sorted(root.iterdir()) if (p / "config.json").is_file()]
+            where = root
+        return [(rid, safepath.run_directory(root, rid, where)) for rid in ids]
+    except UnsafeResults as exc:
+        raise ResultsError(str(exc)) from None
+
+
+def _check_inside(run_dir: Path) -> None:
+    """Refuse a run directory holding a symbolic link: what it reads stays inside."""
+    link = safepath.symlink_below(run_dir)
+    if link is not None:
+        raise ResultsError(f"{link}: a symbolic link inside a run directory; a run's files "
+                           "are read only inside it")
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -160,6 +207,8 @@ def load_campaign(path: str | Path) -> Campaign:
     thr_parts: list[pd.DataFrame] = []
     res_parts: list[pd.DataFrame] = []
     skipped: list[tuple[str, str]] = []
+    identities: dict[tuple[str, str, str], Path] = {}
+    dirs_of: dict[str, Path] = {}
     for run_id, run_dir in _run_dirs(root, index):
         manifest_path = run_dir / "manifest.json"
         if not run_dir.exists():
@@ -169,13 +218,25 @@ def load_campaign(path: str | Path) -> Campaign:
         if not manifest_path.exists():
             skipped.append((run_id, "no manifest.json (run incomplete)"))
             continue
+        _check_inside(run_dir)
         manifest = _read_json(manifest_path)
+        try:
+            safepath.manifest_members(manifest_path, manifest)
+        except UnsafeResults as exc:
+            raise ResultsError(str(exc)) from None
         status = manifest.get("status")
         if status != "complete":
             skipped.append((run_id, f"manifest status {status!r}"))
             continue
         cfg = _read_json(run_dir / "config.json")
         _check_config(run_dir / "config.json", cfg)
+        if cfg["run_id"] in dirs_of:
+            raise ResultsError(f"{run_dir / 'config.json'}: key 'run_id' {cfg['run_id']!r} is "
+                               f"also {dirs_of[cfg['run_id']] / 'config.json'}'s; each run once")
+        dirs_of[cfg["run_id"]] = run_dir
+        started, host = manifest.get("started"), manifest.get("hostname")
+        if isinstance(started, str) and isinstance(host, str):
+            identities[(str(cfg["run_id"]), started, host)] = run_dir
         lat = _read_table(run_dir / "tables" / "latency.parquet", LATENCY_COLUMNS)
         if not lat["sample"].is_monotonic_increasing:
             lat = lat.sort_values("sample", kind="stable")
@@ -244,6 +305,7 @@ def load_campaign(path: str | Path) -> Campaign:
         skipped=skipped,
         resources=(pd.concat(res_parts, ignore_index=True) if res_parts
                    else pd.DataFrame(columns=list(RESOURCES_COLUMNS))),
+        identities=identities,
     )
 
 

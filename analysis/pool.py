@@ -14,7 +14,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.load import Campaign, ResultsError, load_campaign, require_one_scenario
+from analysis.load import (
+    Campaign,
+    ResultsError,
+    load_campaign,
+    require_distinct,
+    require_distinct_folders,
+    require_one_scenario,
+)
 
 # The run-table columns that must match, per (group, count, mode), for runs to be pooled.
 CONFIGURATION_KEYS = (
@@ -43,8 +50,10 @@ def _same(a: object, b: object) -> bool:
 
 
 def check_poolable(campaigns: list[Campaign]) -> None:
-    """Raise :class:`ResultsError` unless the campaigns are of one scenario and ran each
-    cell they share with one configuration."""
+    """Raise :class:`ResultsError` unless the campaigns are distinct (no directory twice,
+    no run in two of them), of one scenario, and ran each cell they share with one
+    configuration."""
+    require_distinct(campaigns, "pooled")
     require_one_scenario(campaigns, "pooled")
     first = _configurations(campaigns[0])
     for other in campaigns[1:]:
@@ -72,6 +81,7 @@ def pool(paths: list[str | Path]) -> Campaign:
     stays traceable to its directory (column ``dir``)."""
     if len(paths) < 2:
         raise ResultsError("pooling needs at least two campaign directories")
+    require_distinct_folders([Path(p) for p in paths], "pooled")  # before loading them
     return pool_campaigns([load_campaign(p) for p in paths])
 
 

@@ -17,6 +17,7 @@ from analysis.pool import pool
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
 from analysis.testbed import advice_sentence, emulator_failed
 from analysis.verdicts import window_notes
+from mcastlab import safepath
 
 
 @dataclass
@@ -640,6 +641,12 @@ def generate(results: str | Path | list[str | Path], out_dir: str | Path | None 
     else:
         campaign = load_campaign(paths[0])
     out = Path(out_dir) if out_dir is not None else paths[0] / "report"
+    # A results folder from elsewhere may hold links: never write the report through one
+    # (an --out that is itself a link, chosen by the user, is followed).
+    link = safepath.symlink_below(out.resolve() if out_dir is not None else out)
+    if link is not None:
+        raise ResultsError(f"{link}: a symbolic link where the report is written; remove it "
+                           "or choose another --out")
     analysis = analyse(campaign, n_boot=n_boot, alpha=alpha, margin=margin)
     return write_report(analysis, out, pooled_note=pooled_note)
 

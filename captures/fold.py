@@ -23,6 +23,8 @@ from captures import cnative
 from captures.cnative import DissectError  # noqa: F401 - raised from here
 from captures.coverage import RING_SUFFIX, discover_pcaps
 from captures.windows import read_record
+from mcastlab import safepath
+from mcastlab.errors import UnsafeResults
 
 if TYPE_CHECKING:
     from captures import dissect as dz
@@ -100,6 +102,38 @@ def start(points: Mapping[str, list[Path]]) -> Future[Folded]:
     return fut
 
 
+def check_run_dir(run: Path) -> None:
+    """Refuse a run directory of a results folder from elsewhere that would make the wire
+    analysis read or write outside it (mcastlab/safepath.py): its campaign's
+    ``campaign.json`` listing an id that is not a plain directory name (or one twice), its
+    manifest naming a member outside the run, or a symbolic link at its manifest, in
+    ``pcaps/`` or in ``wire/`` (the tables are written there)."""
+    try:
+        index = run.parent / "campaign.json"
+        if index.is_file():
+            try:
+                data = json.loads(index.read_text())
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise WireError(f"{index}: not readable JSON ({exc})") from None
+            if isinstance(data, dict):
+                safepath.index_run_ids(index, data)
+        for name in ("manifest.json", "pcaps", "wire"):
+            link = safepath.symlink_below(run / name)
+            if link is not None:
+                raise WireError(f"{link}: a symbolic link inside the run directory; the wire "
+                                "analysis reads and writes only inside it")
+        manifest = run / "manifest.json"
+        if manifest.is_file():
+            try:
+                data = json.loads(manifest.read_text())
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise WireError(f"{manifest}: not readable JSON ({exc})") from None
+            if isinstance(data, dict):
+                safepath.manifest_members(manifest, data)
+    except UnsafeResults as exc:
+        raise WireError(str(exc)) from None
+
+
 @dataclass
 class Target:
     """What ``mcastlab wire`` was given, resolved: points, tables directory, addresses;
@@ -118,6 +152,7 @@ def resolve(target: str | os.PathLike[str], out_dir: Path | None = None) -> Targ
     ``FILE.wire/`` unless ``out_dir``)."""
     p = Path(target)
     if p.is_dir():
+        check_run_dir(p)
         pcaps = p / "pcaps"
         if not pcaps.is_dir():
             raise WireError(f"{p}: no pcaps/ directory (expected a run directory with captures)")

@@ -56,10 +56,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("mcastlab run: must run as root (it builds network namespaces)", file=sys.stderr)
         return 2
     from experiments.runner import CampaignConflict
+    from mcastlab.errors import UnsafeResults
 
     try:
         return runner.run()
-    except CampaignConflict as exc:
+    except (CampaignConflict, UnsafeResults) as exc:
         print(f"mcastlab run: {exc}", file=sys.stderr)
         return 2
 
@@ -84,10 +85,11 @@ def _check_only(path: Path, quick: bool = False, results: Path | None = None) ->
 
 def cmd_status(args: argparse.Namespace) -> int:
     from experiments.results import campaign_status
+    from mcastlab.errors import UnsafeResults
 
     try:
         st = campaign_status(args.results)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, UnsafeResults) as exc:
         print(f"mcastlab status: {exc}", file=sys.stderr)
         return 2
     if args.json:

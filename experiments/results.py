@@ -3,6 +3,10 @@
 Every file is written to a temporary name in the same directory and renamed, so a
 reader (or a resumed campaign) never sees half a file. A run is complete when its
 ``manifest.json`` says so *and* every file it lists still has the recorded sha256.
+
+A campaign directory read back may come from elsewhere: its run ids and manifest members
+are checked (mcastlab/safepath.py) before any file is opened, and an unsafe one raises
+:class:`~mcastlab.errors.UnsafeResults` naming the file and the entry.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from mcastlab import safepath
 
 MANIFEST = "manifest.json"
 INDEX = "campaign.json"
@@ -65,6 +71,26 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def read_manifest(run_dir: Path) -> Any:
+    """``run_dir``'s manifest, read without following a symbolic link (None when missing
+    or not JSON); a link raises :class:`~mcastlab.errors.UnsafeResults`."""
+    try:
+        with os.fdopen(safepath.open_inside(run_dir, MANIFEST), "rb") as f:
+            return json.loads(f.read())
+    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def sha256_member(run_dir: Path, name: str) -> str:
+    """sha256 of the manifest member ``name``, read only inside ``run_dir`` (no symbolic
+    link followed: mcastlab/safepath.py)."""
+    h = hashlib.sha256()
+    with os.fdopen(safepath.open_inside(run_dir, name), "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def checksums(run_dir: Path) -> dict[str, str]:
     """sha256 of every file under ``run_dir`` except the manifest and temporaries."""
     out: dict[str, str] = {}
@@ -76,18 +102,22 @@ def checksums(run_dir: Path) -> dict[str, str]:
 
 
 def verify(run_dir: Path) -> tuple[bool, str]:
-    """Is ``run_dir`` a complete run whose files match their recorded checksums?"""
-    man = read_json(run_dir / MANIFEST)
+    """Is ``run_dir`` a complete run whose files match their recorded checksums?
+
+    Raises :class:`~mcastlab.errors.UnsafeResults` for a member named outside the run or
+    reached through a symbolic link: nothing outside the run is read."""
+    man = read_manifest(run_dir)
     if not isinstance(man, dict):
         return False, "no manifest"
     if man.get("status") != "complete":
         return False, f"manifest status {man.get('status')!r}"
-    recorded = man.get("files") or {}
+    recorded = safepath.manifest_members(run_dir / MANIFEST, man)
     for rel, digest in recorded.items():
-        p = run_dir / rel
-        if not p.is_file():
+        try:
+            actual = sha256_member(run_dir, rel)
+        except FileNotFoundError:
             return False, f"{rel} is missing"
-        if sha256_file(p) != digest:
+        if actual != digest:
             return False, f"{rel} changed since the run (sha256 mismatch)"
     return True, "complete"
 
@@ -101,7 +131,7 @@ def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_status(run_dir: Path) -> str:
-    man = read_json(run_dir / MANIFEST)
+    man = read_manifest(run_dir)
     if isinstance(man, dict) and man.get("status") in STATUSES:
         return str(man["status"])
     return "incomplete"
@@ -160,10 +190,9 @@ def run_dir(root: Path, run_id: str, prefix: str = "", suffix: str = "") -> Path
     >>> run_dir(Path("/r"), "lan-rel-100B-1x1-unicast-r1")
     PosixPath('/r/lan-rel-100B-1x1-unicast-r1')
     """
-    import re
-
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", run_id) or ".." in run_id:
-        raise ValueError(f"run id {run_id!r} is not a plain directory name")
+    why = safepath.run_id_problem(run_id)
+    if why:
+        raise ValueError(f"run id {why}")
     path = root / f"{prefix}{run_id}{suffix}"
     if path.parent != root:
         raise ValueError(f"run directory {path} would leave the campaign directory {root}")
@@ -171,17 +200,21 @@ def run_dir(root: Path, run_id: str, prefix: str = "", suffix: str = "") -> Path
 
 
 def campaign_status(root: Path) -> dict[str, Any]:
-    """Summary for ``mcastlab status``: the index, with each status re-read from disk."""
+    """Summary for ``mcastlab status``: the index, with each status re-read from disk.
+    Raises :class:`~mcastlab.errors.UnsafeResults` for a run id or manifest member that
+    would lead outside ``root`` (or a run listed twice)."""
     idx = read_json(root / INDEX)
     if not isinstance(idx, dict):
         raise FileNotFoundError(f"{root}: no {INDEX} (not a campaign directory)")
+    safepath.index_run_ids(root / INDEX, idx)
     runs = []
     for r in idx.get("runs", []):
         rid = r["id"]
-        rd = root / rid
+        rd = safepath.run_directory(root, rid, root / INDEX)
         status = r.get("status", "incomplete")
+        man = read_manifest(rd)
+        man = man if isinstance(man, dict) else {}
         if (rd / MANIFEST).exists():
-            man = read_json(rd / MANIFEST) or {}
             status = man.get("status", status)
             if status == "complete":
                 ok, why = verify(rd)
@@ -189,7 +222,6 @@ def campaign_status(root: Path) -> dict[str, Any]:
                     status, r = "incomplete", {**r, "reason": why}
         elif status == "complete":
             status = "incomplete"
-        man = read_json(rd / MANIFEST) or {}
         runs.append(
             {
                 "id": rid,

@@ -35,3 +35,10 @@ class BuildError(RuntimeError):
     def with_log(self, log: str) -> BuildError:
         """The same failure, naming `log` (where the build log was kept)."""
         return BuildError(self.what, self.node, self.detail, log)
+
+
+class UnsafeResults(ValueError):
+    """A results folder given as input names something outside itself (a run id that is
+    not a plain directory name, a manifest member outside its run, a symbolic link), lists
+    a run twice, or is given twice: one line naming the file and the entry
+    (mcastlab/safepath.py)."""

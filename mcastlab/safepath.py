@@ -19,15 +19,30 @@ what root creates below (with a umask that gives others no write permission) sta
 
 >>> untrusted_writer(Path("/")) is None
 True
+
+The other way round, a results folder given as input (``mcastlab status``, ``report``,
+``compare``, ``wire``) may come from elsewhere: its ``campaign.json`` and manifests name
+the files that are read, hashed and written. Every run id must be a plain directory name
+(:func:`run_id_problem`, the rule of the run directories the runner makes), listed once;
+every manifest member a relative name inside its run (:func:`member_problem`); and no
+symbolic link inside the folder is followed (:func:`open_inside`, :func:`symlink_below`):
+else a folder could have root hash ``/etc/shadow`` or read ``/proc/kcore``, or write the
+report through a planted link. Each refusal is :class:`~mcastlab.errors.UnsafeResults`,
+one line naming the file and the entry.
 """
 
 from __future__ import annotations
 
+import errno
 import grp
 import os
 import pwd
+import re
 import stat
 from pathlib import Path
+from typing import Any
+
+from mcastlab.errors import UnsafeResults
 
 
 def trusted_uids() -> set[int]:
@@ -133,3 +148,134 @@ def untrusted_writer(path: Path, trusted: set[int] | None = None) -> str | None:
         if not stat.S_ISDIR(entry.st_mode):
             return f"{child} is not a directory"
         here = child
+
+
+# A run directory's name: what the matrix makes of axes and counts (experiments/matrix.py),
+# and nothing that could leave the campaign directory.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+NAME_MAX = 255
+RUN_ID_RULE = ("a plain directory name: letters, digits, '.', '_', '-', starting with a "
+               f"letter or digit, no '..', at most {NAME_MAX} bytes")
+
+
+def run_id_problem(run_id: object) -> str | None:
+    """Why ``run_id`` cannot name a run directory inside a campaign directory (None: it
+    can).
+
+    >>> run_id_problem("lan-rel-100B-1x1-unicast-r1") is None
+    True
+    >>> print(run_id_problem("../x")[:36])
+    '../x' is not a plain directory name
+    """
+    if (not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id) or ".." in run_id
+            or len(run_id.encode()) > NAME_MAX):
+        return f"{run_id!r} is not {RUN_ID_RULE}"
+    return None
+
+
+def index_run_ids(index_path: Path, index: dict[str, Any]) -> list[str]:
+    """The run ids ``campaign.json`` (read as ``index``) lists, in order; raises
+    :class:`UnsafeResults` naming the file and the entry for an id that is not a plain
+    directory name or that is listed twice."""
+    runs = index.get("runs", [])
+    if not isinstance(runs, list):
+        raise UnsafeResults(f"{index_path}: key 'runs' must be a list")
+    first: dict[str, int] = {}
+    for i, entry in enumerate(runs):
+        if not isinstance(entry, dict) or "id" not in entry:
+            raise UnsafeResults(f"{index_path}: runs[{i}] has no key 'id'")
+        why = run_id_problem(entry["id"])
+        if why:
+            raise UnsafeResults(f"{index_path}: runs[{i}] id {why}")
+        if entry["id"] in first:
+            raise UnsafeResults(f"{index_path}: runs[{i}] id {entry['id']!r} is listed "
+                                f"already as runs[{first[entry['id']]}]; each run once")
+        first[entry["id"]] = i
+    return list(first)
+
+
+def run_directory(root: Path, run_id: str, index_path: Path) -> Path:
+    """``root/run_id`` (an id :func:`index_run_ids` passed), refused when it is a symbolic
+    link: a run's files are inside its campaign directory."""
+    path = root / run_id
+    if path.is_symlink():
+        raise UnsafeResults(f"{index_path}: run {run_id!r}: {path} is a symbolic link; "
+                            "a run directory must be inside the campaign directory")
+    return path
+
+
+def member_problem(name: object) -> str | None:
+    """Why a manifest ``files`` entry does not name a file inside its run directory (None:
+    it does): a relative name of plain parts, no ``.``, ``..`` or empty part.
+
+    >>> member_problem("tables/latency.parquet") is None
+    True
+    >>> member_problem("/etc/hostname")
+    "'/etc/hostname' is not a relative name inside the run (no leading '/', '.' or '..' part)"
+    """
+    if (not isinstance(name, str) or not name or "\0" in name
+            or any(p in ("", ".", "..") for p in name.split("/"))):
+        return f"{name!r} is not a relative name inside the run (no leading '/', '.' or '..' part)"
+    return None
+
+
+def manifest_members(manifest_path: Path, manifest: dict[str, Any]) -> dict[str, str]:
+    """A manifest's ``files`` ({member: sha256}), every name checked with
+    :func:`member_problem`; raises :class:`UnsafeResults` naming the file and the entry."""
+    files = manifest.get("files") or {}
+    if not isinstance(files, dict):
+        raise UnsafeResults(f"{manifest_path}: key 'files' must be an object "
+                            "{member: sha256}")
+    for name, digest in files.items():
+        why = member_problem(name)
+        if why:
+            raise UnsafeResults(f"{manifest_path}: files entry {why}")
+        if not isinstance(digest, str):
+            raise UnsafeResults(f"{manifest_path}: files entry {name!r}: the sha256 must be a "
+                                f"string, got {digest!r}")
+    return files
+
+
+def open_inside(root: Path, name: str) -> int:
+    """A read-only descriptor of the regular file ``root/name``, reached one directory at
+    a time without following a symbolic link below ``root`` (nor at the end): a folder
+    changed meanwhile cannot redirect the read. Raises :class:`UnsafeResults` for a
+    symbolic link or a file that is not a regular one (a FIFO would block the read),
+    FileNotFoundError when it is missing."""
+    parts = name.split("/")
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            flags = os.O_RDONLY | os.O_NOFOLLOW | (os.O_NONBLOCK if last else os.O_DIRECTORY)
+            try:
+                nfd = os.open(part, flags, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    where = root.joinpath(*parts[:i + 1])
+                    raise UnsafeResults(f"{root / name}: {where} is a symbolic link or not a "
+                                        "directory; a run's files are read only inside "
+                                        "it") from None
+                raise
+            os.close(fd)
+            fd = nfd
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeResults(f"{root / name}: not a regular file")
+        os.set_blocking(fd, True)
+        out, fd = fd, -1
+        return out
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def symlink_below(directory: Path) -> Path | None:
+    """The first symbolic link at or below ``directory`` (None: none, or it does not exist):
+    where a command would write through it into files elsewhere."""
+    if directory.is_symlink():
+        return directory
+    for here, dirs, files in os.walk(directory):
+        for name in sorted(dirs + files):
+            if os.path.islink(os.path.join(here, name)):
+                return Path(here, name)
+    return None
