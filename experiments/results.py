@@ -118,12 +118,20 @@ class CampaignIndex:
         self.data: dict[str, Any] = {"campaign": campaign, "scenario": scenario, "runs": []}
         self._prev = prev
 
-    def set_runs(self, configs: list[dict[str, Any]]) -> None:
+    def set_runs(self, configs: list[dict[str, Any]], fresh: frozenset[str] = frozenset()
+                 ) -> None:
+        """One entry per configuration, its status read from disk. ``fresh``: runs whose
+        earlier directory was just moved to superseded/ (``--redo``): their attempts and
+        retake records belong to that run, not to the one made now."""
         runs = []
         for cfg in configs:
             rid = cfg["run_id"]
             prev = self._prev.get(rid, {})
             status = run_status(self.root / rid) if (self.root / rid).is_dir() else "incomplete"
+            # A run the index called complete whose directory is gone (or was redone) is
+            # made again from attempt 1: its records describe another run.
+            if rid in fresh or (prev.get("status") == "complete" and status != "complete"):
+                prev = {}
             entry = {
                 "id": rid,
                 "status": status,
@@ -146,7 +154,12 @@ class CampaignIndex:
         raise KeyError(rid)
 
     def update(self, rid: str, **fields: Any) -> None:
-        self.get(rid).update(fields)
+        """Change a run's entry and save; a run that becomes complete drops its ``retaken``
+        (its manifest names those attempts now)."""
+        entry = self.get(rid)
+        entry.update(fields)
+        if entry.get("status") == "complete":
+            entry.pop("retaken", None)
         self.save()
 
     def save(self) -> None:

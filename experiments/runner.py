@@ -230,7 +230,7 @@ class CampaignRunner:
         if stale:
             self._supersede([rid for rid, _ in stale])
         index = results.CampaignIndex(self.root, self.sc.campaign.name, str(self.scenario_path))
-        index.set_runs(self.all_runs)
+        index.set_runs(self.all_runs, fresh=frozenset(rid for rid, _ in stale))
         prev_int, prev_term = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
 
         def on_signal(signum: int, frame: Any) -> None:

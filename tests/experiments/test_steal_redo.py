@@ -7,6 +7,7 @@ with the fidelity it is given)."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ def _runner(path: Path, tmp_path: Path, fid_of: Callable[[int], dict[str, Any]],
         final = results.run_dir(runner.root, cfg["run_id"])
         assert not final.exists()  # the slowed attempt was moved, not overwritten
         final.mkdir()
+        results.atomic_write_json(final / "config.json", cfg)
         manifest = {"run_id": cfg["run_id"], "attempt": attempt, "status": "complete",
                     "fidelity": fid, **({"retaken": list(retaken)} if retaken else {})}
         results.write_manifest(final, manifest)
@@ -212,3 +214,34 @@ def test_a_retake_after_steal_waits_for_the_hypervisor_and_says_so(
     err = capsys.readouterr().err
     assert "took 1.2% of a CPU in a 5 s probe after 35 s of waiting" in err
     assert "still took 21.0% of a CPU after 120 s of waiting: taking the run again all" in err
+
+
+@pytest.mark.parametrize("how", ["--redo", "directory removed"])
+def test_a_run_made_again_does_not_inherit_the_retakes_of_the_run_it_replaces(
+        tmp_path: Path, how: str) -> None:
+    """A run taken again once and complete, then made again (``--redo`` after a change of
+    configuration, or its directory removed by hand): the new run starts at attempt 1
+    with no ``retaken``, in its manifest and in the index; the old one is not its
+    attempt, and it was made under other settings."""
+    path = tmp_path / "steal.toml"
+    path.write_text(SCENARIO.format(retries=1))
+    fids = [_fid(0.0, shortfall=0.3), _fid(0.0)]
+    attempts: list[int] = []
+    runner, index = _runner(path, tmp_path, lambda a: fids[a - 1], attempts)
+    rid = runner.runs[0]["run_id"]
+    with Progress(1, [1.0], enabled=False) as prog:
+        assert runner._run_with_retries(runner.runs[0], index, prog) == "complete"
+    assert attempts == [1, 2] and len(_manifest(runner.root / rid)["retaken"]) == 1
+    if how == "directory removed":
+        shutil.rmtree(runner.root / rid)
+    else:  # a configuration that changes results: --redo makes the run again
+        path.write_text(path.read_text().replace("execution_time = 4", "execution_time = 5"))
+    runner, _ = _runner(path, tmp_path, lambda a: _fid(0.0), attempts)
+    runner.redo = how == "--redo"
+    assert runner.run() == 0
+    assert attempts == [1, 2, 1]
+    made = _manifest(runner.root / rid)
+    assert made["attempt"] == 1 and "retaken" not in made
+    (entry,) = results.read_json(runner.root / "campaign.json")["runs"]
+    assert (entry["status"], entry["attempts"]) == ("complete", 1)
+    assert "retaken" not in entry
