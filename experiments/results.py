@@ -183,6 +183,37 @@ def run_dir(root: Path, run_id: str, prefix: str = "", suffix: str = "") -> Path
     return path
 
 
+def finish_set_asides(root: Path) -> list[str]:
+    """Make the moves to superseded/ that the index records but an interrupted runner did
+    not make: a ``retaken`` record names ``superseded/<dir>/<run-id>`` before the attempt
+    moves there (experiments/runner.py), so a run directory still holding that attempt
+    (its manifest's ``attempt``) goes there now. Returns one line per move made."""
+    idx = read_json(root / INDEX)
+    if not isinstance(idx, dict):
+        return []
+    moved = []
+    for r in idx.get("runs", []):
+        if not isinstance(r, dict) or not isinstance(r.get("retaken"), list):
+            continue
+        src = run_dir(root, str(r.get("id")))
+        for rec in r["retaken"]:
+            if not isinstance(rec, dict) or src.is_symlink() or not src.is_dir():
+                continue
+            try:
+                dest = run_dir(root / "superseded", str(rec.get("superseded"))) / src.name
+            except ValueError:  # not a name the runner wrote: leave the run where it is
+                continue
+            man = read_json(src / MANIFEST)
+            if dest.exists() or not isinstance(man, dict) or man.get("attempt") != rec.get(
+                    "attempt"):
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dest)
+            moved.append(f"{src.name}: attempt {rec.get('attempt')} moved to {dest} (set "
+                         "aside before an interruption)")
+    return moved
+
+
 def campaign_status(root: Path) -> dict[str, Any]:
     """Summary for ``mcastlab status``: the index, with each status re-read from disk."""
     idx = read_json(root / INDEX)

@@ -7,7 +7,9 @@ with the fidelity it is given)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -74,7 +76,8 @@ def _runner(path: Path, tmp_path: Path, fid_of: Callable[[int], dict[str, Any]],
         final.mkdir()
         results.atomic_write_json(final / "config.json", cfg)
         manifest = {"run_id": cfg["run_id"], "attempt": attempt, "status": "complete",
-                    "fidelity": fid, **({"retaken": list(retaken)} if retaken else {})}
+                    "tries": 1 + runner.sc.campaign.retries, "fidelity": fid,
+                    **({"retaken": list(retaken)} if retaken else {})}
         results.write_manifest(final, manifest)
         attempts.append(attempt)
         return manifest
@@ -245,3 +248,50 @@ def test_a_run_made_again_does_not_inherit_the_retakes_of_the_run_it_replaces(
     (entry,) = results.read_json(runner.root / "campaign.json")["runs"]
     assert (entry["status"], entry["attempts"]) == ("complete", 1)
     assert "retaken" not in entry
+
+
+def _killed_then_resumed(tmp_path: Path, point: str, fid_of: Callable[[int], dict[str, Any]]
+                         ) -> tuple[CampaignRunner, str, list[int]]:
+    """`mcastlab run` SIGKILLed at ``point`` (runner.KILL_POINTS, in a forked copy of this
+    process, as tests/experiments/test_kill_anywhere_netns.py does to the real command),
+    then run again to its end; returns the second runner, the run id and the attempts the
+    second one made."""
+    path = tmp_path / "steal.toml"
+    path.write_text(SCENARIO.format(retries=2))
+    pid = os.fork()
+    if pid == 0:  # the runner to kill; it must never return into pytest
+        code = 1
+        try:
+            os.environ["MCASTLAB_TEST_KILL_AT"] = point
+            runner, _ = _runner(path, tmp_path, fid_of, [])
+            runner.run()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (
+        f"the runner was not killed at {point} (wait status {status})")
+    attempts: list[int] = []
+    runner, _ = _runner(path, tmp_path, fid_of, attempts)
+    assert runner.run() == 0
+    return runner, runner.runs[0]["run_id"], attempts
+
+
+@pytest.mark.parametrize("point", runner_mod.KILL_POINTS)
+def test_a_kill_while_an_attempt_is_set_aside_loses_no_record(tmp_path: Path,
+                                                              point: str) -> None:
+    """SIGKILL after attempt 1 (unfaithful) finished and before it was judged, after its
+    record was written and before it moved, or after it moved: the resumed campaign goes
+    on with attempt 2, and every attempt in superseded/ is named exactly once, by the kept
+    run's manifest, with the folder that holds it."""
+    fids = [_fid(0.0, shortfall=0.3), _fid(0.09), _fid(0.0)]
+    runner, rid, attempts = _killed_then_resumed(tmp_path, point, lambda a: fids[a - 1])
+    assert attempts == [2, 3]
+    kept_run = _manifest(runner.root / rid)
+    assert kept_run["attempt"] == 3
+    named = [(r["attempt"], r["superseded"]) for r in kept_run["retaken"]]
+    found = sorted((_manifest(d)["attempt"], d.parent.name)
+                   for d in (runner.root / "superseded").glob("*/*"))
+    assert named == found and [a for a, _ in named] == [1, 2], (named, found)
+    assert all(any(d.iterdir()) for d in (runner.root / "superseded").iterdir())
+    (entry,) = results.read_json(runner.root / "campaign.json")["runs"]
+    assert entry["status"] == "complete" and "retaken" not in entry
