@@ -148,12 +148,20 @@ class CampaignIndex:
         self.data: dict[str, Any] = {"campaign": campaign, "scenario": scenario, "runs": []}
         self._prev = prev
 
-    def set_runs(self, configs: list[dict[str, Any]]) -> None:
+    def set_runs(self, configs: list[dict[str, Any]], fresh: frozenset[str] = frozenset()
+                 ) -> None:
+        """One entry per configuration, its status read from disk. ``fresh``: runs whose
+        earlier directory was just moved to superseded/ (``--redo``): their attempts and
+        retake records belong to that run, not to the one made now."""
         runs = []
         for cfg in configs:
             rid = cfg["run_id"]
             prev = self._prev.get(rid, {})
             status = run_status(self.root / rid) if (self.root / rid).is_dir() else "incomplete"
+            # A run the index called complete whose directory is gone (or was redone) is
+            # made again from attempt 1: its records describe another run.
+            if rid in fresh or (prev.get("status") == "complete" and status != "complete"):
+                prev = {}
             entry = {
                 "id": rid,
                 "status": status,
@@ -176,7 +184,12 @@ class CampaignIndex:
         raise KeyError(rid)
 
     def update(self, rid: str, **fields: Any) -> None:
-        self.get(rid).update(fields)
+        """Change a run's entry and save; a run that becomes complete drops its ``retaken``
+        (its manifest names those attempts now)."""
+        entry = self.get(rid)
+        entry.update(fields)
+        if entry.get("status") == "complete":
+            entry.pop("retaken", None)
         self.save()
 
     def save(self) -> None:
@@ -197,6 +210,37 @@ def run_dir(root: Path, run_id: str, prefix: str = "", suffix: str = "") -> Path
     if path.parent != root:
         raise ValueError(f"run directory {path} would leave the campaign directory {root}")
     return path
+
+
+def finish_set_asides(root: Path) -> list[str]:
+    """Make the moves to superseded/ that the index records but an interrupted runner did
+    not make: a ``retaken`` record names ``superseded/<dir>/<run-id>`` before the attempt
+    moves there (experiments/runner.py), so a run directory still holding that attempt
+    (its manifest's ``attempt``) goes there now. Returns one line per move made."""
+    idx = read_json(root / INDEX)
+    if not isinstance(idx, dict):
+        return []
+    moved = []
+    for r in idx.get("runs", []):
+        if not isinstance(r, dict) or not isinstance(r.get("retaken"), list):
+            continue
+        src = run_dir(root, str(r.get("id")))
+        for rec in r["retaken"]:
+            if not isinstance(rec, dict) or src.is_symlink() or not src.is_dir():
+                continue
+            try:
+                dest = run_dir(root / "superseded", str(rec.get("superseded"))) / src.name
+            except ValueError:  # not a name the runner wrote: leave the run where it is
+                continue
+            man = read_json(src / MANIFEST)
+            if dest.exists() or not isinstance(man, dict) or man.get("attempt") != rec.get(
+                    "attempt"):
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dest)
+            moved.append(f"{src.name}: attempt {rec.get('attempt')} moved to {dest} (set "
+                         "aside before an interruption)")
+    return moved
 
 
 def campaign_status(root: Path) -> dict[str, Any]:

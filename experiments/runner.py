@@ -177,6 +177,17 @@ def _retaken(index: results.CampaignIndex, rid: str) -> list[dict[str, Any]]:
     return list(index.get(rid).get("retaken", []))
 
 
+# Test hook (tests/experiments/test_steal_redo.py, test_kill_anywhere_netns.py): SIGKILL
+# this process at one of these points of taking a run again, named by the ledger's
+# variable MCASTLAB_TEST_KILL_AT (mcastlab/ledger.py has its own points).
+KILL_POINTS = ("run-finished", "set-aside-recorded", "set-aside-moved")
+
+
+def _test_kill(point: str) -> None:
+    if os.environ.get("MCASTLAB_TEST_KILL_AT") == point:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 class CampaignRunner:
     def __init__(self, scenario_path: Path, results_dir: Path | None = None, *,
                  progress: bool = True, only: list[str] | None = None,
@@ -216,6 +227,8 @@ class CampaignRunner:
         except BlockingIOError:
             raise SystemExit(f"{self.root}: another mcastlab run is writing this campaign"
                              ) from None
+        for line in results.finish_set_asides(self.root):
+            print(f"mcastlab run: {line}", flush=True)
         stale = self._stale_runs()
         if stale and not self.redo:
             lock.close()
@@ -230,7 +243,7 @@ class CampaignRunner:
         if stale:
             self._supersede([rid for rid, _ in stale])
         index = results.CampaignIndex(self.root, self.sc.campaign.name, str(self.scenario_path))
-        index.set_runs(self.all_runs)
+        index.set_runs(self.all_runs, fresh=frozenset(rid for rid, _ in stale))
         prev_int, prev_term = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
 
         def on_signal(signum: int, frame: Any) -> None:
@@ -251,6 +264,8 @@ class CampaignRunner:
                     rid = cfg["run_id"]
                     prog.start_run(i, rid)
                     ok, _why = results.verify(self.root / rid)
+                    if ok and self._retake_on_resume(rid, index, prog):
+                        ok = False
                     if ok:
                         index.update(rid, status="complete", reason="")
                         prog.end_run("complete (kept from an earlier invocation)", counted=False)
@@ -284,15 +299,20 @@ class CampaignRunner:
                 out.append((rid, keys or ["config.json unreadable"]))
         return out
 
-    def _supersede(self, run_ids: list[str], why: str = "--redo") -> Path:
-        """Move finished runs out of the way into superseded/<UTC time>/, never delete;
-        returns that directory."""
+    def _new_superseded(self) -> Path:
+        """superseded/<UTC time>/, a name not taken yet (not made)."""
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
         dest = self.root / "superseded" / stamp
         n = 1
         while dest.exists():  # two in the same second: a new directory, never a merge
             n += 1
             dest = self.root / "superseded" / f"{stamp}-{n}"
+        return dest
+
+    def _supersede(self, run_ids: list[str], why: str = "--redo") -> Path:
+        """Move finished runs out of the way into superseded/<UTC time>/, never delete;
+        returns that directory."""
+        dest = self._new_superseded()
         dest.mkdir(parents=True, exist_ok=False)
         for rid in run_ids:
             src = results.run_dir(self.root, rid)
@@ -303,17 +323,82 @@ class CampaignRunner:
         return dest
 
     def _set_aside(self, rid: str, attempt: int, index: results.CampaignIndex, what: str,
-                   why: list[str], fid: dict[str, Any], prog: Progress) -> None:
+                   why: list[str], fid: dict[str, Any], prog: Progress,
+                   earlier: list[dict[str, Any]] | None = None) -> None:
         """Move an attempt to be taken again into superseded/, mark the run incomplete, and
         add to the run's ``retaken`` in the campaign index the record the kept run's
-        manifest names it by; then wait for a quieter hypervisor if steal marked the
-        attempt (:meth:`_await_quiet`). The index holds the records so that a campaign
-        interrupted before the run is taken again still names the attempt when it resumes."""
-        where = self._supersede([rid], why=what)
-        record = {"attempt": attempt, "superseded": where.name, "why": why}
-        index.update(rid, status="incomplete", reason=f"{what}: run again",
-                     retaken=[*_retaken(index, rid), record])
+        manifest names it by (after ``earlier``, default the index's); then wait for a
+        quieter hypervisor if steal marked the attempt (:meth:`_await_quiet`). The index
+        holds the records so that a campaign interrupted before the run is taken again
+        still names the attempt when it resumes.
+
+        The record is written before the move, with SIGINT and SIGTERM held: a SIGKILL
+        between the two leaves a record whose attempt is still in the run's directory,
+        and the next ``mcastlab run`` makes the move (results.finish_set_asides); the
+        message comes last, so a closed stdout loses only the message."""
+        earlier = _retaken(index, rid) if earlier is None else earlier
+        src = results.run_dir(self.root, rid)
+        if src.is_symlink() or not src.is_dir():
+            raise CampaignConflict(f"{src}: not a run directory (refusing to move it)")
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            where = self._new_superseded()
+            record = {"attempt": attempt, "superseded": where.name, "why": why}
+            index.update(rid, status="incomplete", reason=f"{what}: run again",
+                         retaken=[*earlier, record])
+            _test_kill("set-aside-recorded")
+            where.mkdir(parents=True)
+            os.replace(src, where / rid)
+            _test_kill("set-aside-moved")
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        print(f"mcastlab run: {what}: {rid} moved to {where / rid}", flush=True)
         self._await_quiet(rid, fid, prog)
+
+    @staticmethod
+    def _retake(manifest: dict[str, Any], attempt: int, tries: int
+                ) -> tuple[str, list[str], str] | None:
+        """Why attempt ``attempt`` of ``tries`` is to be set aside and taken again: (what,
+        why, what the log says), or None to keep it."""
+        fid = manifest.get("fidelity")
+        if not isinstance(fid, dict) or attempt >= tries:
+            return None
+        stolen = fidelity.stolen_only(fid)
+        if stolen is not None:
+            # max_steal_share crossed and nothing else: the hypervisor's other tenant,
+            # not the emulator or the modes, slowed this run.
+            limit = fidelity.Thresholds.from_dict(fid.get("thresholds")).max_steal_share
+            return ("steal time", [f"steal time alone: {stolen:.1%}"],
+                    f"host-bound for steal time alone (the hypervisor took {stolen:.1%} of "
+                    f"a CPU, max_steal_share {limit:.1%})")
+        unfaithful = fidelity.unfaithful_emulation(fid)
+        if unfaithful is not None:
+            # The emulator broke its promise to the CPU-limited hosts: the run says
+            # nothing about the modes (often another tenant's steal time did it).
+            return ("unfaithful emulation", unfaithful,
+                    f"the emulator did not keep its promise ({'; '.join(unfaithful)})")
+        return None
+
+    def _retake_on_resume(self, rid: str, index: results.CampaignIndex,
+                          prog: Progress) -> bool:
+        """A complete run that was to be taken again when the runner was killed (after
+        its directory took the run's name, before the set-aside): set it aside now, by
+        the attempts its manifest records (``attempt`` of ``tries``). True when it was."""
+        man = results.read_json(self.root / rid / results.MANIFEST)
+        if not isinstance(man, dict):
+            return False
+        attempt, tries = man.get("attempt"), man.get("tries")
+        if not isinstance(attempt, int) or not isinstance(tries, int):
+            return False  # made before the manifest recorded its tries
+        found = self._retake(man, attempt, tries)
+        if found is None:
+            return False
+        what, why, text = found
+        prog.log(f"{rid}: attempt {attempt}/{tries} (finished before an interruption): "
+                 f"{text}: kept in superseded/, running it again")
+        earlier = [r for r in man.get("retaken") or [] if isinstance(r, dict)]
+        self._set_aside(rid, attempt, index, what, why, man["fidelity"], prog, earlier)
+        return True
 
     def _await_quiet(self, rid: str, fid: dict[str, Any], prog: Progress) -> None:
         """Before taking again an attempt the hypervisor took over quiet.QUIET_SHARE of a
@@ -356,27 +441,13 @@ class CampaignRunner:
                 prog.log(f"{rid}: attempt {attempt}/{tries} failed: {reason}")
                 index.update(rid, status="failed", reason=reason)
                 continue
-            fid = manifest.get("fidelity")
-            stolen = fidelity.stolen_only(fid) if isinstance(fid, dict) else None
-            if stolen is not None and attempt < tries:
-                # max_steal_share crossed and nothing else: the hypervisor's other tenant,
-                # not the emulator or the modes, slowed this run; it is taken again.
-                limit = fidelity.Thresholds.from_dict(fid.get("thresholds")).max_steal_share
-                prog.log(f"{rid}: attempt {attempt}/{tries}: host-bound for steal time alone "
-                         f"(the hypervisor took {stolen:.1%} of a CPU, max_steal_share "
-                         f"{limit:.1%}): kept in superseded/, running it again")
-                self._set_aside(rid, attempt, index, "steal time",
-                                [f"steal time alone: {stolen:.1%}"], fid, prog)
-                continue
-            unfaithful = fidelity.unfaithful_emulation(fid) if isinstance(fid, dict) else None
-            if unfaithful is not None and attempt < tries:
-                # The emulator broke its promise to the CPU-limited hosts: the run says
-                # nothing about the modes (often another tenant's steal time did it).
-                prog.log(f"{rid}: attempt {attempt}/{tries}: the emulator did not keep its "
-                         f"promise ({'; '.join(unfaithful)}): kept in superseded/, running "
-                         "it again")
-                self._set_aside(rid, attempt, index, "unfaithful emulation", unfaithful,
-                                fid, prog)
+            _test_kill("run-finished")
+            found = self._retake(manifest, attempt, tries)
+            if found is not None:
+                what, why, text = found
+                prog.log(f"{rid}: attempt {attempt}/{tries}: {text}: kept in superseded/, "
+                         "running it again")
+                self._set_aside(rid, attempt, index, what, why, manifest["fidelity"], prog)
                 continue
             index.update(rid, status="complete", reason="")
             prog.end_run("complete")
@@ -401,6 +472,7 @@ class CampaignRunner:
         results.atomic_write_json(work / "config.json", cfg)
         manifest: dict[str, Any] = {
             "run_id": rid, "campaign": cfg["campaign"], "attempt": attempt,
+            "tries": 1 + self.sc.campaign.retries,
             "status": "incomplete", "started": _now(), **provenance.provenance(),
             "agent": agents_mod.agent_info(cfg["agent"]),
             **({"retaken": list(retaken)} if retaken else {}),

@@ -38,6 +38,15 @@ mistaken for leftovers), and every run that was finished before the kill (its di
 verifies against its manifest's checksums) is unchanged: sha256 and mtime of every file.
 A resume then completes the campaign and leaves those runs unchanged too (a campaign that
 completes between two random kills is checked that way and a new one started).
+
+3. **While an attempt is set aside to be taken again**, at each of the runner's
+   ``KILL_POINTS`` (experiments/runner.py; the runner SIGKILLs itself there when
+   ``MCASTLAB_TEST_KILL_AT`` names the point, as the ledger does at its own): the finished
+   attempt not judged yet, its record written and the attempt not moved yet, the attempt
+   moved. The campaign is one run of the smoke campaign on hosts of 0.4 core whose
+   emulator can never be faithful, so attempt 1 is set aside and attempt 2 kept; after
+   `mcastlab clean` and a resume the kept run is attempt 2 and names attempt 1, which is
+   the only attempt in superseded/, once.
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -57,6 +67,7 @@ from pathlib import Path
 import pytest
 
 from experiments import results
+from experiments.runner import KILL_POINTS
 from mcastlab import paths
 from tests.helpers.killcheck import (
     assert_nothing_left,
@@ -173,12 +184,13 @@ class Runner:
     """`mcastlab run` as a user starts it; its progress lines (stderr, one per phase when
     not on a terminal) are read as they come."""
 
-    def __init__(self, scenario: Path, root: Path) -> None:
+    def __init__(self, scenario: Path, root: Path, kill_at: str = "") -> None:
         self.root = root
         self.t0 = time.monotonic()
+        env = {**os.environ, "MCASTLAB_TEST_KILL_AT": kill_at} if kill_at else None
         self.proc = subprocess.Popen(mcastlab("run", str(scenario), "--results", str(root)),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, bufsize=1)
+                                     text=True, bufsize=1, env=env)
         self.lines: list[str] = []
         self.progress: list[tuple[int, str, str]] = []  # (run index, run id, phase)
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -403,3 +415,49 @@ def test_sigkill_at_each_phase_and_at_random_moments_then_clean_then_resume(
               f"phase kills {t_phases:.0f} s, all {time.monotonic() - t0:.0f} s")
         print("\n".join(f"  {line}" for line in c.log))
     assert killed >= len(moments) // 2, c.log
+
+
+def _retake_scenario(tmp_path: Path) -> Path:
+    """The smoke campaign's 1x1 unicast run on hosts of 0.4 core whose emulator is never
+    faithful (the timer outside the hosts must wake within 1 µs): attempt 1 is set aside,
+    attempt 2, the last of retries = 1, is kept host-bound."""
+    text = SMOKE.read_text()
+    for old, new in (("querier = false }", "querier = false, cpu = 0.4 }"),
+                     ("participants = [1, 3]", "participants = [1]"),
+                     ('modes = ["unicast", "multicast"]', 'modes = ["unicast"]')):
+        assert old in text, old
+        text = text.replace(old, new)
+    assert "retries = 1" in text and "[fidelity]" not in text
+    path = tmp_path / "retake.toml"
+    path.write_text(text + "\n[fidelity]\nmax_plane_wakeup_p99_us = 1\n")
+    return path
+
+
+@pytest.mark.parametrize("point", KILL_POINTS)
+def test_sigkill_while_an_attempt_is_set_aside_then_clean_then_resume(
+        tmp_path: Path, point: str) -> None:
+    if not os.access(paths.NATIVE_AGENT, os.X_OK):
+        pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
+    scenario = _retake_scenario(tmp_path)
+    c = Crashes(scenario, tmp_path / "retake", _snapshot(), {str(tmp_path)})
+    r = Runner(scenario, c.root, kill_at=point)
+    assert r.proc.wait(timeout=300) == -signal.SIGKILL, "\n".join(r.lines[-20:])
+    r.reader.join(timeout=5)
+    assert r.saw(0, "tearing down"), r.progress[-3:]  # attempt 1 ran to its end
+    books = runner_ledgers(r.proc.pid)
+    c.marks |= {p.stem for p in books}
+    report = mcastlab_clean()
+    assert_nothing_left(books, {})
+    assert not _left(c.before, c.marks), report
+    c.resume()  # nothing kept: a finished attempt 1 is set aside by the resume
+    (entry,) = results.read_json(c.root / "campaign.json")["runs"]
+    rid = entry["id"]
+    kept = results.read_json(c.root / rid / "manifest.json")
+    assert (kept["attempt"], kept["tries"], kept["fidelity"]["bound"]) == (2, 2, "host")
+    (aside,) = kept["retaken"]
+    assert aside["attempt"] == 1 and any("timer wake-up" in w for w in aside["why"]), aside
+    (moved,) = (c.root / "superseded").glob("*/*")
+    assert (moved.name, moved.parent.name) == (rid, aside["superseded"])
+    assert results.read_json(moved / "manifest.json")["attempt"] == 1
+    assert [p.name for p in (c.root / "superseded").iterdir()] == [aside["superseded"]]
+    assert "retaken" not in entry and entry["status"] == "complete"

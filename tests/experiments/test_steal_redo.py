@@ -7,6 +7,9 @@ with the fidelity it is given)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,8 +74,10 @@ def _runner(path: Path, tmp_path: Path, fid_of: Callable[[int], dict[str, Any]],
         final = results.run_dir(runner.root, cfg["run_id"])
         assert not final.exists()  # the slowed attempt was moved, not overwritten
         final.mkdir()
+        results.atomic_write_json(final / "config.json", cfg)
         manifest = {"run_id": cfg["run_id"], "attempt": attempt, "status": "complete",
-                    "fidelity": fid, **({"retaken": list(retaken)} if retaken else {})}
+                    "tries": 1 + runner.sc.campaign.retries, "fidelity": fid,
+                    **({"retaken": list(retaken)} if retaken else {})}
         results.write_manifest(final, manifest)
         attempts.append(attempt)
         return manifest
@@ -212,3 +217,81 @@ def test_a_retake_after_steal_waits_for_the_hypervisor_and_says_so(
     err = capsys.readouterr().err
     assert "took 1.2% of a CPU in a 5 s probe after 35 s of waiting" in err
     assert "still took 21.0% of a CPU after 120 s of waiting: taking the run again all" in err
+
+
+@pytest.mark.parametrize("how", ["--redo", "directory removed"])
+def test_a_run_made_again_does_not_inherit_the_retakes_of_the_run_it_replaces(
+        tmp_path: Path, how: str) -> None:
+    """A run taken again once and complete, then made again (``--redo`` after a change of
+    configuration, or its directory removed by hand): the new run starts at attempt 1
+    with no ``retaken``, in its manifest and in the index; the old one is not its
+    attempt, and it was made under other settings."""
+    path = tmp_path / "steal.toml"
+    path.write_text(SCENARIO.format(retries=1))
+    fids = [_fid(0.0, shortfall=0.3), _fid(0.0)]
+    attempts: list[int] = []
+    runner, index = _runner(path, tmp_path, lambda a: fids[a - 1], attempts)
+    rid = runner.runs[0]["run_id"]
+    with Progress(1, [1.0], enabled=False) as prog:
+        assert runner._run_with_retries(runner.runs[0], index, prog) == "complete"
+    assert attempts == [1, 2] and len(_manifest(runner.root / rid)["retaken"]) == 1
+    if how == "directory removed":
+        shutil.rmtree(runner.root / rid)
+    else:  # a configuration that changes results: --redo makes the run again
+        path.write_text(path.read_text().replace("execution_time = 4", "execution_time = 5"))
+    runner, _ = _runner(path, tmp_path, lambda a: _fid(0.0), attempts)
+    runner.redo = how == "--redo"
+    assert runner.run() == 0
+    assert attempts == [1, 2, 1]
+    made = _manifest(runner.root / rid)
+    assert made["attempt"] == 1 and "retaken" not in made
+    (entry,) = results.read_json(runner.root / "campaign.json")["runs"]
+    assert (entry["status"], entry["attempts"]) == ("complete", 1)
+    assert "retaken" not in entry
+
+
+def _killed_then_resumed(tmp_path: Path, point: str, fid_of: Callable[[int], dict[str, Any]]
+                         ) -> tuple[CampaignRunner, str, list[int]]:
+    """`mcastlab run` SIGKILLed at ``point`` (runner.KILL_POINTS, in a forked copy of this
+    process, as tests/experiments/test_kill_anywhere_netns.py does to the real command),
+    then run again to its end; returns the second runner, the run id and the attempts the
+    second one made."""
+    path = tmp_path / "steal.toml"
+    path.write_text(SCENARIO.format(retries=2))
+    pid = os.fork()
+    if pid == 0:  # the runner to kill; it must never return into pytest
+        code = 1
+        try:
+            os.environ["MCASTLAB_TEST_KILL_AT"] = point
+            runner, _ = _runner(path, tmp_path, fid_of, [])
+            runner.run()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (
+        f"the runner was not killed at {point} (wait status {status})")
+    attempts: list[int] = []
+    runner, _ = _runner(path, tmp_path, fid_of, attempts)
+    assert runner.run() == 0
+    return runner, runner.runs[0]["run_id"], attempts
+
+
+@pytest.mark.parametrize("point", runner_mod.KILL_POINTS)
+def test_a_kill_while_an_attempt_is_set_aside_loses_no_record(tmp_path: Path,
+                                                              point: str) -> None:
+    """SIGKILL after attempt 1 (unfaithful) finished and before it was judged, after its
+    record was written and before it moved, or after it moved: the resumed campaign goes
+    on with attempt 2, and every attempt in superseded/ is named exactly once, by the kept
+    run's manifest, with the folder that holds it."""
+    fids = [_fid(0.0, shortfall=0.3), _fid(0.09), _fid(0.0)]
+    runner, rid, attempts = _killed_then_resumed(tmp_path, point, lambda a: fids[a - 1])
+    assert attempts == [2, 3]
+    kept_run = _manifest(runner.root / rid)
+    assert kept_run["attempt"] == 3
+    named = [(r["attempt"], r["superseded"]) for r in kept_run["retaken"]]
+    found = sorted((_manifest(d)["attempt"], d.parent.name)
+                   for d in (runner.root / "superseded").glob("*/*"))
+    assert named == found and [a for a, _ in named] == [1, 2], (named, found)
+    assert all(any(d.iterdir()) for d in (runner.root / "superseded").iterdir())
+    (entry,) = results.read_json(runner.root / "campaign.json")["runs"]
+    assert entry["status"] == "complete" and "retaken" not in entry
