@@ -576,8 +576,8 @@ class CpuLimits:
         return d
 
 
-def window_shares(a: Counters, b: Counters, cores: float, window_s: float
-                  ) -> dict[str, float | None]:
+def window_shares(a: Counters, b: Counters, cores: float, window_s: float,
+                  steal_share: float = 0.0) -> dict[str, float | None]:
     """One host's shares over a window from its counters at its start (``a``) and end.
 
     - ``cores_used``: CPU time / window;
@@ -592,11 +592,11 @@ def window_shares(a: Counters, b: Counters, cores: float, window_s: float
       saturated ones) and still gets all the CPU it asks for, so this is recorded, not
       judged;
     - ``idle_share``: the rest of the window, when the host had nothing to run
-      (``1 − min(cores_used, 1) − pressure_full_share``, at least 0). It also holds the
-      time the hypervisor took from the host's CPU (steal): the kernel charges it to no
-      task and sees no task waiting (measured on pinned 1x1 hosts: idle share against
-      steal, r = 0.99), so a host slowed by steal is not short here; steal has its own
-      check (``max_steal_share``);
+      (``1 − min(cores_used, 1) − pressure_full_share − steal_share``, at least 0).
+      ``steal_share`` is the share of the window the hypervisor took from the host's CPU
+      (steal): the kernel charges that time to no task and sees no task waiting (measured
+      on pinned 1x1 hosts: idle share without it against steal, r = 0.99), so counted as
+      idle it hid the allocation a host slowed by steal did not get;
     - ``shortfall_share``: for a busy host (``idle_share`` below ``BUSY_IDLE_SHARE``), the
       allocation it did not get while it had work,
       ``1 − CPU time / (cores × window × (1 − idle_share))``, at least 0; 0 for a host idle
@@ -618,6 +618,12 @@ def window_shares(a: Counters, b: Counters, cores: float, window_s: float
     >>> s = window_shares(a, busy, 0.4, 1.0)
     >>> s["allocation_share"], s["shortfall_share"]
     (0.9, 0.0)
+    >>> half = Counters(100, 50, 300_000, 300_000, 540_000, 540_000)  # nothing to run 16%
+    >>> window_shares(a, half, 0.4, 1.0)["shortfall_share"]
+    0.0
+    >>> s = window_shares(a, half, 0.4, 1.0, steal_share=0.1)  # 10 of those 16 stolen
+    >>> s["idle_share"], s["shortfall_share"]
+    (0.06, 0.2021)
     """
     out: dict[str, float | None] = dict.fromkeys(
         ["cores_used", "allocation_share", "throttled_share", "pressure_full_share",
@@ -637,7 +643,7 @@ def window_shares(a: Counters, b: Counters, cores: float, window_s: float
         out["starved_share"] = round(full * (1.0 - thr), 5)
         alloc = out["allocation_share"]
         if out["cores_used"] is not None and alloc is not None:
-            idle = max(0.0, 1.0 - min(out["cores_used"], 1.0) - full)
+            idle = max(0.0, 1.0 - min(out["cores_used"], 1.0) - full - steal_share)
             out["idle_share"] = round(idle, 5)
             out["shortfall_share"] = (round(max(0.0, 1.0 - alloc / (1.0 - idle)), 4)
                                       if idle < BUSY_IDLE_SHARE else 0.0)
