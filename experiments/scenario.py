@@ -295,19 +295,19 @@ def _needing_key(sc: Scenario, vname: str, spec: Any) -> str:
 
 
 def _check_cpu_capacity(path: Path, sc: Scenario, vname: str, spec: Any) -> None:
-    """CPU-limited hosts the kernel can set up (pinned ones: a cpuset controller) and this
-    machine can honour on the CPUs the testbed may use with the emulator's own share left
-    (topologies.cpulimit.spec_problem), else refused naming the numbers."""
+    """CPU-limited hosts the kernel can set up (pinned ones: a cpuset controller, CPUs no
+    other testbed's hosts are pinned to) and this machine can honour on the CPUs the
+    testbed may use with the emulator's own share left (topologies.cpulimit.spec_problem),
+    else refused naming the numbers."""
     from topologies import cpulimit
 
     def key(param: str) -> str:
         return ("topology.variants." + vname if vname and param in sc.topology.variants[vname]
                 else "topology.params") + "." + param
 
-    if spec.params.get("cpu") and spec.params.get("cpu_pin"):
-        why = cpulimit.pin_unavailable()  # refused here, not when the network is built
-        if why:
-            raise ScenarioError(path, key("cpu_pin"), why)
+    why = cpulimit.spec_pin_problem(spec)  # refused here, not when the network is built
+    if why:
+        raise ScenarioError(path, key("cpu_pin"), why)
     why = cpulimit.spec_problem(spec)
     if why:
         raise ScenarioError(path, key("cpu"), why)

@@ -26,7 +26,8 @@ host its allocation whenever the host could use it.
   then never runs on two CPUs at once, as a one-core machine, and its throttled time is
   wall time. Each pin is read back once written: on cgroup v2 (or in a container's
   cpuset) the kernel runs a host whose CPU its parent lacks on the parent's CPUs instead,
-  without an error.
+  without an error. CPUs another testbed's hosts are pinned to are refused (at ``--check``
+  and at build), not shared: each testbed's hosts would get less than their allocation.
 - **What the counters are.** Throttling (periods, throttled periods, throttled time) comes
   from the CPU controller; CPU time used and pressure (PSI: time some / all of the host's
   runnable tasks waited for a CPU) from cgroup v2, which on a v1 machine is mounted beside
@@ -173,6 +174,43 @@ def min_cores(period_us: int) -> float:
     return MIN_QUOTA_US / period_us
 
 
+def pinned_elsewhere(tag: str | None = None, root: Path | None = None) -> dict[int, list[str]]:
+    """The CPUs other testbeds' hosts are pinned to now, each with those hosts
+    (``mcastlab-<tag>/<host>``), read from their cpuset cgroups; ``tag``'s own are left
+    out. A host whose pin is deferred to the measurement is seen once engaged."""
+    base = _cpuset_dir(CGROUP_ROOT if root is None else root)
+    if base is None:
+        return {}
+    taken: dict[int, list[str]] = {}
+    for f in sorted(base.glob("mcastlab-*/*/cpuset.cpus")):
+        testbed = f.parent.parent.name
+        if tag is not None and testbed == f"mcastlab-{tag}":
+            continue
+        try:
+            cpus = parse_cpu_list(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if len(cpus) == 1:  # a pin (an unpinned or not yet engaged host has its parent's)
+            taken.setdefault(cpus.pop(), []).append(f"{testbed}/{f.parent.name}")
+    return taken
+
+
+def shared_pin_problem(cpus: set[int], tag: str | None = None, root: Path | None = None
+                       ) -> str | None:
+    """Why hosts cannot be pinned to ``cpus``: another testbed's hosts are pinned there
+    (each would get less than its allocation), or None."""
+    taken = pinned_elsewhere(tag, root)
+    clash = sorted(cpus & set(taken))
+    if not clash:
+        return None
+    hosts = sorted(h for c in clash for h in taken[c])
+    return (f"cpu_pin: CPU {', '.join(map(str, clash))} already "
+            f"{'holds' if len(clash) == 1 else 'hold'} the pinned hosts of another testbed "
+            f"({', '.join(hosts)}): two testbeds pinned to one CPU each get less than their "
+            "allocation; wait until it ends (`mcastlab clean` removes one left by a crash), "
+            "or give this one other CPUs (taskset -c LIST mcastlab ...)")
+
+
 def pin_plan(hosts: list[str], cpus: Sequence[int]) -> dict[str, int]:
     """Hosts dealt round-robin over the CPU numbers ``cpus`` (:func:`allowed_cpus`).
 
@@ -257,17 +295,31 @@ def spec_problem(spec: Any) -> str | None:
                  if spec.params.get(k, off) != off]
         return (f"{' and '.join(asked)} take effect only on CPU-limited hosts: set cpu "
                 "(cores per host)") if asked else None
-    pin = bool(spec.params.get("cpu_pin"))
-    if pin and (why := pin_unavailable()):
-        return why
     cpus = allowed_cpus()
     if not cpus:
         return (f"the testbed may use no CPU: its affinity "
                 f"({sorted(os.sched_getaffinity(0))}) and its cgroup's cpuset "
                 f"({sorted(cgroup_cpus() or [])}) have none in common")
-    return limits_problem(list(spec.hosts), float(cores),
-                          int(spec.params.get("cpu_period_us") or PERIOD_US),
-                          pin, len(cpus), int(spec.params.get("cpu_period_step_us") or 0))
+    return (limits_problem(list(spec.hosts), float(cores),
+                           int(spec.params.get("cpu_period_us") or PERIOD_US),
+                           bool(spec.params.get("cpu_pin")), len(cpus),
+                           int(spec.params.get("cpu_period_step_us") or 0))
+            or spec_pin_problem(spec))
+
+
+def spec_pin_problem(spec: Any) -> str | None:
+    """Why a resolved topology's hosts cannot be pinned on this machine now (no cpuset
+    controller; the CPUs they would get hold another testbed's pinned hosts), or None
+    (also when they are not pinned)."""
+    if not (spec.params.get("cpu") and spec.params.get("cpu_pin")):
+        return None
+    why = pin_unavailable()
+    if why:
+        return why
+    cpus = allowed_cpus()
+    if not cpus:
+        return None  # spec_problem says why
+    return shared_pin_problem(set(pin_plan(list(spec.hosts), cpus).values()))
 
 
 def _write(path: Path, value: str) -> None:
@@ -335,6 +387,7 @@ class CpuLimits:
         self.periods: dict[str, int] = {}  # host -> its CFS period, µs
         self.pin = pin
         self.root = root
+        self.tag = tag
         name = f"mcastlab-{tag}"
         base = root / "cpu" if v == 1 else root
         self.parent = base / name
@@ -371,7 +424,11 @@ class CpuLimits:
             raise RuntimeError(f"cpu_pin: the testbed may use no CPU (affinity "
                                f"{sorted(os.sched_getaffinity(0))} within the cpuset of "
                                f"{_cpuset_dir(self.root)})")
-        return pin_plan(hosts, self.allowed)
+        plan = pin_plan(hosts, self.allowed)
+        why = shared_pin_problem(set(plan.values()), self.tag, self.root)
+        if why:
+            raise RuntimeError(why)
+        return plan
 
     def _mkdir(self, path: Path) -> None:
         self.ledger.record_cgroup(path)

@@ -169,3 +169,47 @@ def test_check_of_a_pinned_scenario_under_one_allowed_cpu(
     with pytest.raises(scenario.ScenarioError, match=r"topology.params.cpu_pin: cpu_pin needs "
                        r"the cpuset controller, which cgroup v2 at .* lacks"):
         scenario.validate(_pinned_scenario(tmp_path / "c.toml", 0.3))
+
+
+def _other_testbed(root: Path, pins: dict[str, str]) -> None:
+    """Another testbed's host cgroups with these cpuset.cpus ("" : not pinned yet)."""
+    for host, cpus in pins.items():
+        (root / "mcastlab-zz9" / host).mkdir(parents=True, exist_ok=True)
+        (root / "mcastlab-zz9" / host / "cpuset.cpus").write_text(cpus + "\n")
+
+
+def test_cpus_another_testbeds_hosts_are_pinned_to_are_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two campaigns on one machine: the second's plan would put its hosts on the CPU the
+    first's h1 is pinned to, and is refused naming it; under an affinity without that CPU
+    it is not. A host not yet pinned (limits deferred) holds no CPU; the testbed's own
+    pins are not another's."""
+    root = _pinning_tree(tmp_path, "0-1")
+    _other_testbed(root, {"h1": "0", "h2": ""})
+    _affinity(monkeypatch, {0, 1})
+    limits = cpulimit.CpuLimits("t", _Ledger(), root=root, pin=True)
+    with pytest.raises(RuntimeError, match=r"cpu_pin: CPU 0 already holds the pinned hosts "
+                       r"of another testbed \(mcastlab-zz9/h1\).*taskset -c"):
+        limits.plan(["h1", "h2"])
+    _affinity(monkeypatch, {1})
+    limits = cpulimit.CpuLimits("t", _Ledger(), root=root, pin=True)
+    assert limits.plan(["h1", "h2"]) == {"h1": 1, "h2": 1}
+    limits.limit("h1", 0.3, 1)
+    assert limits.plan(["h1", "h2"]) == {"h1": 1, "h2": 1}  # its own h1 on CPU 1
+
+
+def test_check_refuses_cpus_another_testbeds_hosts_are_pinned_to(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _pinning_tree(tmp_path / "cgroup", "0-1")
+    _other_testbed(root, {"h1": "0", "h2": "1"})
+    monkeypatch.setattr(cpulimit, "CGROUP_ROOT", root)
+    _affinity(monkeypatch, {0, 1})
+    monkeypatch.setattr(scenario, "agent_missing", lambda kind: None)
+    monkeypatch.setattr(topologies, "missing_capabilities", lambda spec: [])
+    with pytest.raises(scenario.ScenarioError, match=r"topology.params.cpu_pin: cpu_pin: CPU "
+                       r"0, 1 already hold the pinned hosts of another testbed "
+                       r"\(mcastlab-zz9/h1, mcastlab-zz9/h2\)"):
+        scenario.validate(_pinned_scenario(tmp_path / "a.toml", 0.3))
+    _other_testbed(root, {"h2": ""})  # its h2 unpinned (only h1, on CPU 0, is)
+    _affinity(monkeypatch, {1})
+    scenario.validate(_pinned_scenario(tmp_path / "b.toml", 0.3))
