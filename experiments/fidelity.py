@@ -393,6 +393,21 @@ def steal_shares(a: dict[str, float], b: dict[str, float], window_s: float
     return {c: round((b[c] - a[c]) / window_s, 4) for c in a if c in b}
 
 
+def host_steal(host: str, pins: dict[str, int], per_cpu: dict[str, float]) -> float:
+    """The share of the window the hypervisor took from the CPU ``host`` ran on: its own
+    CPU's steal when pinned, else the mean over this machine's CPUs (0 when none reported).
+
+    >>> host_steal("h1", {"h1": 1}, {"cpu0": 0.02, "cpu1": 0.08})
+    0.08
+    >>> host_steal("h1", {}, {"cpu0": 0.02, "cpu1": 0.08})
+    0.05
+    """
+    cpu = f"cpu{pins[host]}" if host in pins else None
+    if cpu in per_cpu:
+        return per_cpu[cpu]
+    return round(sum(per_cpu.values()) / len(per_cpu), 6) if per_cpu else 0.0
+
+
 def worst_steal(per_cpu: dict[str, float]) -> float:
     """The largest CPU's steal share (0 on a machine that reports none).
 
@@ -420,7 +435,8 @@ def steal_warning(per_cpu: dict[str, float]) -> str | None:
             else f"the hypervisor kept CPUs from this machine ({cpus} of the window)")
     return (text + " (steal time): another tenant of the physical machine used these CPUs, "
             "and runs with steal spread more (in a pinned 1x1 pilot, throughput fell as "
-            "steal rose); a host's idle share counts the stolen time")
+            "steal rose); a busy host's shortfall counts the stolen time as CPU it did not "
+            "get, not as its idle time")
 
 
 def _share(num: float, den: float) -> float | None:
@@ -662,7 +678,7 @@ class Monitor:
                 metrics["wakeup_p99_us"] = max(worst_p99)
                 metrics["wakeup_max_us"] = max(worst_max)
             if self.cpu is not None:
-                self._limited_metrics(metrics, per_host, window)
+                self._limited_metrics(metrics, per_host, window, steal)
         else:
             self.notes.append("no measurement window: the agents never all reported discovery "
                               "complete, so the host metrics were not taken")
@@ -714,9 +730,13 @@ class Monitor:
         return out
 
     def _limited_metrics(self, metrics: dict[str, float | None],
-                         per_host: dict[str, dict[str, float | None]], window: float) -> None:
-        """The CPU-limited hosts' shares and the emulator's own checks."""
+                         per_host: dict[str, dict[str, float | None]], window: float,
+                         steal: dict[str, float]) -> None:
+        """The CPU-limited hosts' shares and the emulator's own checks; ``steal``: each
+        CPU's steal share over the window (not the hosts' idle time)."""
         from topologies.cpulimit import window_shares
+
+        pins = dict(getattr(self.cpu, "cpus", None) or {})
 
         worst: dict[str, list[float]] = {"throttled_share": [], "starved_share": [],
                                          "shortfall_share": [], "allocation_share": []}
@@ -724,7 +744,7 @@ class Monitor:
             a, b = self._cpu0.get(h), self._cpu1.get(h)
             if a is None or b is None:
                 continue
-            shares = window_shares(a, b, cores, window)
+            shares = window_shares(a, b, cores, window, host_steal(h, pins, steal))
             per_host.setdefault(h, {}).update(shares)
             if h not in self.agent_hosts:
                 continue  # recorded; a host without agents decides nothing measured

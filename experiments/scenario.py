@@ -295,16 +295,22 @@ def _needing_key(sc: Scenario, vname: str, spec: Any) -> str:
 
 
 def _check_cpu_capacity(path: Path, sc: Scenario, vname: str, spec: Any) -> None:
-    """CPU-limited hosts the kernel can set up and this machine can honour with the
-    emulator's own share left (topologies.cpulimit.spec_problem), else refused naming the
-    numbers."""
+    """CPU-limited hosts the kernel can set up (pinned ones: a cpuset controller, CPUs no
+    other testbed's hosts are pinned to) and this machine can honour on the CPUs the
+    testbed may use with the emulator's own share left (topologies.cpulimit.spec_problem),
+    else refused naming the numbers."""
     from topologies import cpulimit
 
+    def key(param: str) -> str:
+        return ("topology.variants." + vname if vname and param in sc.topology.variants[vname]
+                else "topology.params") + "." + param
+
+    why = cpulimit.spec_pin_problem(spec)  # refused here, not when the network is built
+    if why:
+        raise ScenarioError(path, key("cpu_pin"), why)
     why = cpulimit.spec_problem(spec)
     if why:
-        key = ("topology.variants." + vname if vname and "cpu" in sc.topology.variants[vname]
-               else "topology.params") + ".cpu"
-        raise ScenarioError(path, key, why)
+        raise ScenarioError(path, key("cpu"), why)
 
 
 def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
@@ -361,6 +367,7 @@ def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
             in_axis = f" (agent {kind!r} of matrix.agents)" if sc.matrix.agents else ""
             raise ScenarioError(path, "agent.extra_args", why + in_axis)
     _check_same_host(path, sc)
+    _check_baseline_repetitions(path, sc)
     if "latency" in m.tests:
         for pubs, _subs in m.count_pairs():
             if pubs != 1:
@@ -411,6 +418,29 @@ def _check_same_host(path: Path, sc: Scenario) -> None:
             + (" (with design = 'one-at-a-time' the 'shm' switch runs on the first of them in "
                "matrix.agents)" if m.design == "factorial" and len(lacking) < len(kinds) else "")
             + f"; allowed for {k!r}: 'udp'")
+
+
+def _check_baseline_repetitions(path: Path, sc: Scenario) -> None:
+    """``baseline_repetitions`` (and its per-count table) only when the design runs the
+    baseline: a one-at-a-time design whose first same_host is "shm" on a first agent
+    without shared memory leaves the baseline out, and the key would be ignored."""
+    from experiments import matrix as matrix_mod
+
+    m = sc.matrix
+    given = [k for k in ("baseline_repetitions", "baseline_repetitions_by_count")
+             if getattr(m, k) not in (None, {})]
+    if not given:
+        return
+    baseline = matrix_mod._baseline(sc)
+    if matrix_mod._in_design(sc, baseline, baseline):
+        return
+    kind, same_host = baseline[3], baseline[5]
+    raise ScenarioError(
+        path, f"matrix.{given[0]}",
+        f"the baseline (agent {kind!r} with same_host {same_host!r}) is not run: {kind!r} has "
+        f"no shared memory, so these repetitions would be ignored; allowed: 'udp' first in "
+        f"matrix.same_host, an agent with shared memory first in matrix.agents, or no "
+        f"{given[0]}")
 
 
 def capture_point_names(spec: Any) -> list[str]:

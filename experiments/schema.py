@@ -162,11 +162,16 @@ def _each_in_range(values: list[int], low: int, high: int | None, allowed: str) 
 
 def _check_by_count(name: str, by: dict[str, int], keys: set[str], most: int,
                     unit: str = "") -> None:
-    """A per-count table names only counts of the matrix, each with a value in 1..most."""
+    """A per-count table names only counts of the matrix, each once ("3" and "3x3" are the
+    same count: one of them would be ignored), each with a value in 1..most."""
     for key, value in by.items():
         if key not in keys:
             raise ValueError(f"{name}: no count {key!r} in the matrix; "
                              f"allowed: {', '.join(sorted(keys, key=_count_order))}")
+        if "x" not in key and f"{key}x{key}" in by:
+            raise ValueError(f"{name}: {key!r} and '{key}x{key}' both name the count "
+                             f"{key}x{key} ({by[key]} and {by[f'{key}x{key}']}); allowed: one "
+                             f"key per count, {key!r} or '{key}x{key}'")
         if value < 1 or value > most:
             raise ValueError(f"{name}.{key}: got {value}; allowed: 1..{most}{unit}")
 

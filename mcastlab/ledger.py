@@ -21,7 +21,8 @@ that ledger there only if it is that session's (another testbed with the same ta
 is left alone). Only an argv starting with ``ssh`` and naming the tag and the session is
 ever run from a ledger. When it fails (the server does not answer), the ledger is kept
 with only its unfinished remote lines and its owner marked ``"released"``, so a later
-``mcastlab clean`` tries again.
+``mcastlab clean`` tries again; so is a cgroup whose rmdir failed (a process still in it):
+nothing else tracks it.
 
 A process is identified by pid *and* start time, so a recycled pid is never signalled.
 Links, namespaces and addresses are removed only when their name (the device's, for an
@@ -52,6 +53,8 @@ _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 # closed); end-of-file (the starter died before recording the child) makes it exit
 # instead. bash, not dash: dash cannot redirect fds above 9; --posix: no BASH_ENV.
 SYSCTL_ROOT = "/proc/sys/"  # the only files a ledger's sysctl entry may write
+CGROUP_FS = "/sys/fs/cgroup/"  # the only directories a ledger's cgroup entry may remove
+RMDIR_WAIT_S = 2.0  # how long undo retries a cgroup's rmdir while its processes leave
 _GATE = 'IFS= read -r go <&{fd} && [ "$go" = go ] && exec "$@" {fd}<&-; exit 125'
 # Test hook (tests/mcastlab/test_ledger_gate_netns.py): SIGKILL this process right after
 # spawning ("spawn") or right after recording ("recorded"), writing the child's pid to
@@ -308,9 +311,10 @@ def owner_of(path: Path) -> dict | None:
 
 
 def keep(path: Path, entries: list[dict], pending: list[dict]) -> str:
-    """Rewrite the ledger `path` with only `pending` (the remote cleans that failed) under
-    its owner line marked released (so `mcastlab clean` no longer waits for its owner);
-    atomically, so a crash leaves the old file or the new one. Returns what to tell."""
+    """Rewrite the ledger `path` with only `pending` (the remote cleans and cgroup removals
+    that failed) under its owner line marked released (so `mcastlab clean` no longer waits
+    for its owner); atomically, so a crash leaves the old file or the new one. Returns what
+    to tell."""
     owner = next((e for e in entries if e.get("kind") == "owner"), {"kind": "owner"})
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w") as f:
@@ -319,9 +323,16 @@ def keep(path: Path, entries: list[dict], pending: list[dict]) -> str:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    servers = ", ".join(e["server"] for e in pending)
-    return (f"ledger {path} kept for {servers}, not cleaned: run `mcastlab clean --tag "
-            f"{path.stem}` once {'it answers' if len(pending) == 1 else 'they answer'}")
+    servers = [e["server"] for e in pending if e["kind"] == "remote"]
+    cgroups = [e["path"] for e in pending if e["kind"] == "cgroup"]
+    until = []
+    if servers:
+        until.append("it answers" if len(servers) == 1 else "they answer")
+    if cgroups:
+        until.append("no process is left in " + ("it" if len(cgroups) == 1 else "them"))
+    what = ", ".join([*servers, *(f"cgroup {c}" for c in cgroups)])
+    return (f"ledger {path} kept for {what}, not cleaned: run `mcastlab clean --tag "
+            f"{path.stem}` once {' and '.join(until)}")
 
 
 KILL_WAIT_S = 5.0  # how long undo waits for SIGKILLed processes to be gone
@@ -330,8 +341,9 @@ KILL_WAIT_S = 5.0  # how long undo waits for SIGKILLed processes to be gone
 def undo(entries: list[dict], tag: str,
          state_dir: Path = STATE_DIR) -> tuple[list[str], list[dict]]:
     """Remove what `entries` list, newest first. Returns a line per action taken, and the
-    remote entries whose server could not be cleaned (to keep). `state_dir` holds the other
-    testbeds' ledgers (a raised sysctl they hold stays)."""
+    entries to keep, in the ledger's order: remote ones whose server could not be cleaned,
+    cgroups whose rmdir failed. `state_dir` holds the other testbeds' ledgers (a raised
+    sysctl they hold stays)."""
     done: list[str] = []
     pending: list[dict] = []
     procs = [e for e in entries if e["kind"] == "proc"]
@@ -365,10 +377,14 @@ def undo(entries: list[dict], tag: str,
               and not Path(e["path"]).is_symlink()):
             shutil.rmtree(e["path"], ignore_errors=True)
             done.append(f"removed {e['path']}")
-        elif (e["kind"] == "cgroup" and tag in e["path"] and e["path"].startswith("/sys/fs/cgroup/")
+        elif (e["kind"] == "cgroup" and tag in e["path"] and e["path"].startswith(CGROUP_FS)
               and Path(e["path"]).is_dir()):
-            _rmdir_cgroup(Path(e["path"]))
-            done.append(f"removed cgroup {e['path']}")
+            why = _rmdir_cgroup(Path(e["path"]))
+            if why is None:
+                done.append(f"removed cgroup {e['path']}")
+            else:
+                done.append(f"cgroup {e['path']} not removed ({why}): kept in the ledger")
+                pending.append(e)
         elif e["kind"] == "remote" and e["clean"][:1] == ["ssh"] and tag in e["clean"][-1]:
             lines, cleaned = _clean_remote(e)
             done += lines
@@ -378,6 +394,7 @@ def undo(entries: list[dict], tag: str,
             line = _restore_sysctl(e, tag, state_dir)
             if line:
                 done.append(line)
+    pending.reverse()  # the ledger's order (children after their parent cgroup)
     return done, pending
 
 
@@ -427,18 +444,19 @@ def _restore_sysctl(entry: dict, tag: str, state_dir: Path) -> str | None:
     return f"restored {key.name} to {value} (was {now})"
 
 
-def _rmdir_cgroup(path: Path) -> None:
-    """rmdir a cgroup; its last processes may take a moment to leave it after SIGKILL."""
-    deadline = time.monotonic() + 2.0
+def _rmdir_cgroup(path: Path) -> str | None:
+    """rmdir a cgroup; its last processes may take a moment to leave it after SIGKILL.
+    None once it is gone, else why it is still there."""
+    deadline = time.monotonic() + RMDIR_WAIT_S
     while True:
         try:
             path.rmdir()
-            return
+            return None
         except FileNotFoundError:
-            return
-        except OSError:
+            return None
+        except OSError as exc:
             if time.monotonic() > deadline:
-                return
+                return exc.strerror or str(exc)
             time.sleep(0.05)
 
 

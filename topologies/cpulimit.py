@@ -21,8 +21,13 @@ host its allocation whenever the host could use it.
   period ``cpu_period_us + k x step`` makes the refills drift through one another's
   cycles within every run.
 - **Pinning** (``cpu_pin``): each host's processes may also be confined to one CPU
-  (cpuset), hosts dealt round-robin over the CPUs; the host then never runs on two CPUs at
-  once, as a one-core machine, and its throttled time is wall time.
+  (cpuset), hosts dealt round-robin over the CPUs the testbed may use (its own affinity
+  within its cgroup's cpuset: under ``taskset -c 1`` that is CPU 1, not CPU 0); the host
+  then never runs on two CPUs at once, as a one-core machine, and its throttled time is
+  wall time. Each pin is read back once written: on cgroup v2 (or in a container's
+  cpuset) the kernel runs a host whose CPU its parent lacks on the parent's CPUs instead,
+  without an error. CPUs another testbed's hosts are pinned to are refused (at ``--check``
+  and at build), not shared: each testbed's hosts would get less than their allocation.
 - **What the counters are.** Throttling (periods, throttled periods, throttled time) comes
   from the CPU controller; CPU time used and pressure (PSI: time some / all of the host's
   runnable tasks waited for a CPU) from cgroup v2, which on a v1 machine is mounted beside
@@ -53,7 +58,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,9 +94,79 @@ def why_unavailable(root: Path = CGROUP_ROOT) -> str | None:
     return f"no cgroup v1 cpu controller ({root}/cpu/cpu.cfs_quota_us) and no cgroup v2 at {root}"
 
 
-def machine_cpus() -> int:
-    """CPUs this process may run on (what the hosts share)."""
-    return len(os.sched_getaffinity(0))
+def parse_cpu_list(text: str) -> set[int]:
+    """A kernel CPU list (``cpuset.cpus``, ``taskset -c``) as a set of CPU numbers.
+
+    >>> sorted(parse_cpu_list("0-2,5\\n"))
+    [0, 1, 2, 5]
+    >>> parse_cpu_list("")
+    set()
+    """
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        low, _, high = part.partition("-")
+        cpus.update(range(int(low), int(high or low) + 1))
+    return cpus
+
+
+def _cpuset_dir(root: Path) -> Path | None:
+    """The cpuset directory the testbed's cgroups are made under, None without cpusets."""
+    v = version(root)
+    if v == 1:
+        return root / "cpuset" if (root / "cpuset" / "cpuset.cpus").exists() else None
+    if v == 2:
+        return root
+    return None
+
+
+def cgroup_cpus(root: Path | None = None) -> set[int] | None:
+    """The CPUs the cgroup under which the hosts' cgroups are made may use (its effective
+    cpuset), None when no cpuset file says (then only the affinity limits the hosts)."""
+    base = _cpuset_dir(CGROUP_ROOT if root is None else root)
+    if base is None:
+        return None
+    for name in ("cpuset.effective_cpus", "cpuset.cpus.effective", "cpuset.cpus"):
+        try:
+            text = (base / name).read_text().strip()
+        except OSError:
+            continue
+        if text:
+            return parse_cpu_list(text)
+    return None
+
+
+def allowed_cpus(root: Path | None = None) -> list[int]:
+    """The CPU numbers the testbed may use, ascending: this process's affinity within its
+    cgroup's cpuset. Hosts are pinned to these and no others."""
+    mine = set(os.sched_getaffinity(0))
+    theirs = cgroup_cpus(root)
+    return sorted(mine if theirs is None else mine & theirs)
+
+
+def machine_cpus(root: Path | None = None) -> int:
+    """How many CPUs the testbed may use (what the hosts share): :func:`allowed_cpus`."""
+    return len(allowed_cpus(root))
+
+
+def pin_unavailable(root: Path | None = None) -> str | None:
+    """Why hosts cannot be pinned here (no cpuset controller), or None when they can."""
+    root = CGROUP_ROOT if root is None else root
+    v = version(root)
+    if v == 1 and not (root / "cpuset" / "cpuset.cpus").exists():
+        return (f"cpu_pin needs the cgroup v1 cpuset controller ({root}/cpuset), which this "
+                "machine lacks")
+    if v == 2:
+        have = (root / "cgroup.controllers").read_text().split()
+        if "cpuset" not in have:
+            return (f"cpu_pin needs the cpuset controller, which cgroup v2 at {root} lacks "
+                    f"(cgroup.controllers: {' '.join(have) or 'none'})")
+        sub = root / "cgroup.subtree_control"
+        if sub.exists() and "cpuset" not in sub.read_text().split():
+            return (f"cpu_pin needs the cpuset controller enabled for child cgroups at {root} "
+                    f"(cgroup.subtree_control: {sub.read_text().strip() or 'empty'})")
+    return None
 
 
 def min_cores(period_us: int) -> float:
@@ -99,13 +174,52 @@ def min_cores(period_us: int) -> float:
     return MIN_QUOTA_US / period_us
 
 
-def pin_plan(hosts: list[str], cpus: int) -> dict[str, int]:
-    """Hosts dealt round-robin over the CPUs.
+def pinned_elsewhere(tag: str | None = None, root: Path | None = None) -> dict[int, list[str]]:
+    """The CPUs other testbeds' hosts are pinned to now, each with those hosts
+    (``mcastlab-<tag>/<host>``), read from their cpuset cgroups; ``tag``'s own are left
+    out. A host whose pin is deferred to the measurement is seen once engaged."""
+    base = _cpuset_dir(CGROUP_ROOT if root is None else root)
+    if base is None:
+        return {}
+    taken: dict[int, list[str]] = {}
+    for f in sorted(base.glob("mcastlab-*/*/cpuset.cpus")):
+        testbed = f.parent.parent.name
+        if tag is not None and testbed == f"mcastlab-{tag}":
+            continue
+        try:
+            cpus = parse_cpu_list(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if len(cpus) == 1:  # a pin (an unpinned or not yet engaged host has its parent's)
+            taken.setdefault(cpus.pop(), []).append(f"{testbed}/{f.parent.name}")
+    return taken
 
-    >>> pin_plan(["h1", "h2", "h3", "h4"], 2)
-    {'h1': 0, 'h2': 1, 'h3': 0, 'h4': 1}
+
+def shared_pin_problem(cpus: set[int], tag: str | None = None, root: Path | None = None
+                       ) -> str | None:
+    """Why hosts cannot be pinned to ``cpus``: another testbed's hosts are pinned there
+    (each would get less than its allocation), or None."""
+    taken = pinned_elsewhere(tag, root)
+    clash = sorted(cpus & set(taken))
+    if not clash:
+        return None
+    hosts = sorted(h for c in clash for h in taken[c])
+    return (f"cpu_pin: CPU {', '.join(map(str, clash))} already "
+            f"{'holds' if len(clash) == 1 else 'hold'} the pinned hosts of another testbed "
+            f"({', '.join(hosts)}): two testbeds pinned to one CPU each get less than their "
+            "allocation; wait until it ends (`mcastlab clean` removes one left by a crash), "
+            "or give this one other CPUs (taskset -c LIST mcastlab ...)")
+
+
+def pin_plan(hosts: list[str], cpus: Sequence[int]) -> dict[str, int]:
+    """Hosts dealt round-robin over the CPU numbers ``cpus`` (:func:`allowed_cpus`).
+
+    >>> pin_plan(["h1", "h2", "h3", "h4"], [2, 3])
+    {'h1': 2, 'h2': 3, 'h3': 2, 'h4': 3}
     """
-    return {h: i % cpus for i, h in enumerate(hosts)}
+    if not cpus:
+        raise ValueError("no CPU to pin the hosts to")
+    return {h: cpus[i % len(cpus)] for i, h in enumerate(hosts)}
 
 
 def capacity_problem(hosts: list[str], cores: float, cpus: int, pin: bool,
@@ -123,7 +237,7 @@ def capacity_problem(hosts: list[str], cores: float, cpus: int, pin: bool,
             return (f"cpu = {cores:g} cores cannot be pinned to one CPU (cpu_pin = on needs "
                     "cpu <= 1)")
         per_cpu: dict[int, int] = {}
-        for cpu in pin_plan(hosts, cpus).values():
+        for cpu in pin_plan(hosts, range(cpus)).values():
             per_cpu[cpu] = per_cpu.get(cpu, 0) + 1
         worst = max(per_cpu.values())
         room = 1.0 - reserve / cpus
@@ -181,10 +295,31 @@ def spec_problem(spec: Any) -> str | None:
                  if spec.params.get(k, off) != off]
         return (f"{' and '.join(asked)} take effect only on CPU-limited hosts: set cpu "
                 "(cores per host)") if asked else None
-    return limits_problem(list(spec.hosts), float(cores),
-                          int(spec.params.get("cpu_period_us") or PERIOD_US),
-                          bool(spec.params.get("cpu_pin")), machine_cpus(),
-                          int(spec.params.get("cpu_period_step_us") or 0))
+    cpus = allowed_cpus()
+    if not cpus:
+        return (f"the testbed may use no CPU: its affinity "
+                f"({sorted(os.sched_getaffinity(0))}) and its cgroup's cpuset "
+                f"({sorted(cgroup_cpus() or [])}) have none in common")
+    return (limits_problem(list(spec.hosts), float(cores),
+                           int(spec.params.get("cpu_period_us") or PERIOD_US),
+                           bool(spec.params.get("cpu_pin")), len(cpus),
+                           int(spec.params.get("cpu_period_step_us") or 0))
+            or spec_pin_problem(spec))
+
+
+def spec_pin_problem(spec: Any) -> str | None:
+    """Why a resolved topology's hosts cannot be pinned on this machine now (no cpuset
+    controller; the CPUs they would get hold another testbed's pinned hosts), or None
+    (also when they are not pinned)."""
+    if not (spec.params.get("cpu") and spec.params.get("cpu_pin")):
+        return None
+    why = pin_unavailable()
+    if why:
+        return why
+    cpus = allowed_cpus()
+    if not cpus:
+        return None  # spec_problem says why
+    return shared_pin_problem(set(pin_plan(list(spec.hosts), cpus).values()))
 
 
 def _write(path: Path, value: str) -> None:
@@ -252,17 +387,21 @@ class CpuLimits:
         self.periods: dict[str, int] = {}  # host -> its CFS period, µs
         self.pin = pin
         self.root = root
+        self.tag = tag
         name = f"mcastlab-{tag}"
         base = root / "cpu" if v == 1 else root
         self.parent = base / name
         # Further hierarchies a host joins (v1): its pinning, its usage and pressure.
         self.cpuset_parent: Path | None = None
         self.stats_parent: Path | None = None
+        self.allowed: list[int] = []  # the CPUs hosts may be pinned to (allowed_cpus)
+        if pin:
+            why = pin_unavailable(root)
+            if why:
+                raise RuntimeError(why)
+            self.allowed = allowed_cpus(root)
         if v == 1:
             if pin:
-                if not (root / "cpuset" / "cpuset.cpus").exists():
-                    raise RuntimeError("cpu_pin needs the cgroup v1 cpuset controller "
-                                       f"({root}/cpuset), which this machine lacks")
                 self.cpuset_parent = root / "cpuset" / name
             if (root / "unified" / "cgroup.procs").exists():
                 self.stats_parent = root / "unified" / name
@@ -279,6 +418,18 @@ class CpuLimits:
         self.engaged_at: float | None = None  # time.monotonic() of engage()
 
     # --- building ---------------------------------------------------------------------
+    def plan(self, hosts: list[str]) -> dict[str, int]:
+        """The CPU each of ``hosts`` is pinned to: dealt over the CPUs the testbed may use."""
+        if not self.allowed:
+            raise RuntimeError(f"cpu_pin: the testbed may use no CPU (affinity "
+                               f"{sorted(os.sched_getaffinity(0))} within the cpuset of "
+                               f"{_cpuset_dir(self.root)})")
+        plan = pin_plan(hosts, self.allowed)
+        why = shared_pin_problem(set(plan.values()), self.tag, self.root)
+        if why:
+            raise RuntimeError(why)
+        return plan
+
     def _mkdir(self, path: Path) -> None:
         self.ledger.record_cgroup(path)
         path.mkdir()
@@ -313,8 +464,9 @@ class CpuLimits:
         leave the host unlimited and unpinned until :meth:`engage`."""
         if not self._parents_made:
             self._make_parents()
-        if self.pin and cpu is None:
-            raise ValueError(f"{host}: pinning needs a CPU")
+        if self.pin and cpu not in self.allowed:
+            raise ValueError(f"{host}: pinning needs one of the CPUs the testbed may use "
+                             f"({', '.join(map(str, self.allowed))}); got {cpu}")
         cg = self.parent / host
         self._mkdir(cg)
         dirs = [cg]
@@ -357,6 +509,24 @@ class CpuLimits:
         if self.pin:
             sets = cg if self.cpuset_parent is None else self.cpuset_parent / host
             _write(sets / "cpuset.cpus", str(self.cpus[host]))
+            self._check_pin(host, sets)
+
+    def _check_pin(self, host: str, sets: Path) -> None:
+        """Read ``host``'s pin back: the CPUs its cgroup runs on in effect. On cgroup v2 a
+        CPU the parent lacks is accepted and the parent's CPUs used instead, silently."""
+        want = self.cpus[host]
+        for name in ("cpuset.effective_cpus", "cpuset.cpus.effective", "cpuset.cpus"):
+            f = sets / name
+            if f.exists():
+                text = f.read_text().strip()
+                if parse_cpu_list(text) != {want}:
+                    raise RuntimeError(f"{host}: pinned to CPU {want}, but {f} reads "
+                                       f"{text or 'empty'!r}: the kernel did not confine the "
+                                       f"host to that CPU (the testbed may use "
+                                       f"{', '.join(map(str, self.allowed))})")
+                return
+        raise RuntimeError(f"{host}: pinned to CPU {want}, but {sets} has no cpuset file to "
+                           "read the pin back from")
 
     def set_cores(self, host: str, cores: float) -> None:
         """Give a built host ``cores`` from now on (in effect at once when the limits are
@@ -463,8 +633,8 @@ class CpuLimits:
         return d
 
 
-def window_shares(a: Counters, b: Counters, cores: float, window_s: float
-                  ) -> dict[str, float | None]:
+def window_shares(a: Counters, b: Counters, cores: float, window_s: float,
+                  steal_share: float = 0.0) -> dict[str, float | None]:
     """One host's shares over a window from its counters at its start (``a``) and end.
 
     - ``cores_used``: CPU time / window;
@@ -479,11 +649,11 @@ def window_shares(a: Counters, b: Counters, cores: float, window_s: float
       saturated ones) and still gets all the CPU it asks for, so this is recorded, not
       judged;
     - ``idle_share``: the rest of the window, when the host had nothing to run
-      (``1 − min(cores_used, 1) − pressure_full_share``, at least 0). It also holds the
-      time the hypervisor took from the host's CPU (steal): the kernel charges it to no
-      task and sees no task waiting (measured on pinned 1x1 hosts: idle share against
-      steal, r = 0.99), so a host slowed by steal is not short here; steal has its own
-      check (``max_steal_share``);
+      (``1 − min(cores_used, 1) − pressure_full_share − steal_share``, at least 0).
+      ``steal_share`` is the share of the window the hypervisor took from the host's CPU
+      (steal): the kernel charges that time to no task and sees no task waiting (measured
+      on pinned 1x1 hosts: idle share without it against steal, r = 0.99), so counted as
+      idle it hid the allocation a host slowed by steal did not get;
     - ``shortfall_share``: for a busy host (``idle_share`` below ``BUSY_IDLE_SHARE``), the
       allocation it did not get while it had work,
       ``1 − CPU time / (cores × window × (1 − idle_share))``, at least 0; 0 for a host idle
@@ -505,6 +675,12 @@ def window_shares(a: Counters, b: Counters, cores: float, window_s: float
     >>> s = window_shares(a, busy, 0.4, 1.0)
     >>> s["allocation_share"], s["shortfall_share"]
     (0.9, 0.0)
+    >>> half = Counters(100, 50, 300_000, 300_000, 540_000, 540_000)  # nothing to run 16%
+    >>> window_shares(a, half, 0.4, 1.0)["shortfall_share"]
+    0.0
+    >>> s = window_shares(a, half, 0.4, 1.0, steal_share=0.1)  # 10 of those 16 stolen
+    >>> s["idle_share"], s["shortfall_share"]
+    (0.06, 0.2021)
     """
     out: dict[str, float | None] = dict.fromkeys(
         ["cores_used", "allocation_share", "throttled_share", "pressure_full_share",
@@ -524,7 +700,7 @@ def window_shares(a: Counters, b: Counters, cores: float, window_s: float
         out["starved_share"] = round(full * (1.0 - thr), 5)
         alloc = out["allocation_share"]
         if out["cores_used"] is not None and alloc is not None:
-            idle = max(0.0, 1.0 - min(out["cores_used"], 1.0) - full)
+            idle = max(0.0, 1.0 - min(out["cores_used"], 1.0) - full - steal_share)
             out["idle_share"] = round(idle, 5)
             out["shortfall_share"] = (round(max(0.0, 1.0 - alloc / (1.0 - idle)), 4)
                                       if idle < BUSY_IDLE_SHARE else 0.0)

@@ -373,7 +373,7 @@ class Network:
         if self.servers is not None:
             self.servers.start()
         if spec.params.get("cpu"):
-            from topologies.cpulimit import CpuLimits, machine_cpus, pin_plan
+            from topologies.cpulimit import CpuLimits
 
             pin = bool(spec.params.get("cpu_pin"))
             self.cpu = CpuLimits(self.tag, self.ledger,
@@ -381,7 +381,8 @@ class Network:
                                  period_step_us=int(spec.params.get("cpu_period_step_us") or 0),
                                  pin=pin,
                                  deferred=spec.params.get("cpu_from") == "measurement")
-            cpus = pin_plan(list(spec.hosts), machine_cpus()) if pin else {}
+            # pinned to the CPUs this testbed may use (its affinity within its cpuset)
+            cpus = self.cpu.plan(list(spec.hosts)) if pin else {}
             for h in spec.hosts:
                 self.cpu.limit(h, float(spec.params["cpu"]), cpus.get(h))
         self._make_links()

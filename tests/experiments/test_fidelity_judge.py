@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -70,6 +71,28 @@ def test_a_lightly_loaded_host_that_waits_at_wake_ups_is_not_short() -> None:
     assert s["starved_share"] == pytest.approx(0.05, abs=0.001)
     assert s["idle_share"] is not None and s["idle_share"] > 0.8
     assert s["shortfall_share"] == 0.0
+
+
+def test_stolen_time_is_not_the_hosts_idle_time(tmp_path: Path) -> None:
+    """A host pinned to CPU 1 used 0.3 of its 0.4 core and waited 54% of the window: with
+    nothing to run for the other 16% it is not judged. When the hypervisor took 10% of
+    CPU 1, 10 of those 16 points were stolen, not idle: the host is busy and short. Steal
+    on the other CPU is not its."""
+    end = Counters(1000, 500, 3.0e6, 0.3 * 10e6, 5.4e6, 5.4e6)
+    assert window_shares(ZERO, end, 0.4, 10.0)["shortfall_share"] == 0.0
+    limits = SimpleNamespace(hosts={"h1": []}, cores={"h1": 0.4}, cpus={"h1": 1})
+    mon = fidelity.Monitor(None, ["h1"], tmp_path, fidelity.Thresholds(), cpu=limits,  # type: ignore[arg-type]
+                           plane_node="s1")
+    mon._cpu0, mon._cpu1 = {"h1": ZERO}, {"h1": end}
+    for steal, short in (({"cpu0": 0.1, "cpu1": 0.0}, 0.0),
+                         ({"cpu0": 0.0, "cpu1": 0.1}, round(1 - 0.75 / 0.94, 4))):
+        metrics: dict[str, float | None] = {}
+        per_host: dict[str, dict[str, float | None]] = {}
+        mon._limited_metrics(metrics, per_host, 10.0, steal)
+        assert metrics["shortfall_share"] == short, steal
+        assert per_host["h1"]["idle_share"] == pytest.approx(0.16 - steal["cpu1"])
+    # unpinned: the mean over the machine's CPUs
+    assert fidelity.host_steal("h2", {"h1": 1}, {"cpu0": 0.1, "cpu1": 0.0}) == 0.05
 
 
 def test_no_cgroup_v2_means_not_measured() -> None:

@@ -97,6 +97,22 @@ CASES = [
      _edit("execution_time = 5", 'execution_time = 5\ndesign = "one-at-a-time"\n'
            'baseline_repetitions_by_count = { "7" = 6 }'),
      "matrix", ["baseline_repetitions_by_count", "'7'", "allowed: 1, 1x1"]),
+    # "1" and "1x1" name one count: one of the two values was silently ignored.
+    ("by-count-key-twice",
+     _edit("execution_time = 5", 'execution_time = 5\nrepetitions_by_count = { "1" = 4, '
+           '"1x1" = 7 }'),
+     "matrix", ["repetitions_by_count", "'1' and '1x1' both name the count 1x1 (4 and 7)",
+                "allowed: one key per count, '1' or '1x1'"]),
+    # The baseline (native over shared memory, which it lacks) is not run: its repetitions
+    # were silently ignored.
+    ("baseline-repetitions-baseline-not-run",
+     _edit('[agent]\nkind = "ddsperf"\n', "").replace(
+         "execution_time = 5", 'execution_time = 5\ndesign = "one-at-a-time"\n'
+         'agents = ["native", "fastdds"]\nsame_host = ["shm", "udp"]\n'
+         "baseline_repetitions = 6"),
+     "matrix.baseline_repetitions", ["the baseline (agent 'native' with same_host 'shm') is "
+                                     "not run", "would be ignored",
+                                     "allowed: 'udp' first in matrix.same_host"]),
     # Names that become paths, inf/nan, finite bounds, extra_args.
     ("placement-name-path", GOOD + '[placements."../../etc"]\nhosts = ["h1"]\n',
      "placements", ["'../../etc'", "letters, digits, - and _"]),

@@ -36,6 +36,22 @@ def test_shipped_scenarios_validate(path: Path) -> None:
                                        *(f"sub{j}" for j in range(r["subscribers"]))}
 
 
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_scenarios_with_cpu_limits_guard_steal(path: Path) -> None:
+    """A CPU-limited host slowed by steal time is the hypervisor's doing: every shipped
+    scenario with CPU limits (in any topology variant, full or --quick) sets
+    max_steal_share below 1, so such runs are host-bound and taken again."""
+    profiles = [False, True] if "quick" in parse(path).model_fields_set else [False]
+    for quick in profiles:
+        sc = parse(path, quick=quick)
+        limited = [v or "params" for v, params in sc.topology.resolved().items()
+                   if params.get("cpu")]
+        if limited:
+            assert sc.fidelity.max_steal_share < 1.0, (
+                f"{path.name}{' --quick' if quick else ''}: CPU limits in {limited} but no "
+                "[fidelity] max_steal_share")
+
+
 def test_seed003_quick_is_the_study_matrix() -> None:
     path = paths.EXPERIMENTS_DIR / "seed003-quick.toml"
     sc, specs = validate(path, check_machine=False)

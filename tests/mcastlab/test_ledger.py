@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcastlab import ledger
 
 
@@ -72,3 +74,36 @@ def test_undo_returns_only_once_its_killed_processes_are_gone(tmp_path: Path) ->
     finally:
         if big.poll() is None:
             big.kill()
+
+
+def test_a_cgroup_that_could_not_be_removed_stays_in_the_ledger(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cgroup whose rmdir fails (here: a plain directory not empty, as a cgroup with a
+    process left in it) is said so and kept in the ledger, the owner marked released, until
+    a later clean removes it; "removed cgroup" only for one that is gone."""
+    fs = tmp_path / "cgroup"
+    parent, host = fs / "cpu" / "mcastlab-mzzz", fs / "cpu" / "mcastlab-mzzz" / "h1"
+    host.mkdir(parents=True)
+    (host / "cgroup.procs").write_text("4242\n")  # rmdir fails: the directory is not empty
+    monkeypatch.setattr(ledger, "CGROUP_FS", f"{fs}/")
+    monkeypatch.setattr(ledger, "RMDIR_WAIT_S", 0.1)
+    state = tmp_path / "state"
+    state.mkdir()
+    path = state / "mzzz.ledger"
+    path.write_text('{"kind": "owner", "tag": "mzzz", "pid": 1, "start": 1}\n'
+                    f'{{"kind": "cgroup", "path": "{parent}"}}\n'
+                    f'{{"kind": "cgroup", "path": "{host}"}}\n')
+    report = ledger.clean(state)
+    assert not any("removed cgroup" in line for line in report), report
+    assert f"mzzz: cgroup {host} not removed (Directory not empty): kept in the ledger" in report
+    assert report[-1] == (f"mzzz: ledger {path} kept for cgroup {parent}, cgroup {host}, not "
+                          "cleaned: run `mcastlab clean --tag mzzz` once no process is left "
+                          "in them")
+    kept = ledger.read_ledger(path)
+    assert kept[0]["kind"] == "owner" and kept[0]["released"]
+    assert [e["path"] for e in kept[1:]] == [str(parent), str(host)]  # the ledger's order
+    (host / "cgroup.procs").unlink()  # the process left
+    report = ledger.clean(state)
+    assert report == [f"mzzz: removed cgroup {host}", f"mzzz: removed cgroup {parent}",
+                      "mzzz: ledger removed"]
+    assert not parent.exists() and not path.exists()
