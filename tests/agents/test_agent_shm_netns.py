@@ -5,8 +5,9 @@ their lock files in /dev/shm (``fastrtps_<id>``, ``fastrtps_<id>_el``, port file
 removes them only in its DDS teardown, which a SIGKILL prevents and a SIGTERM skips (the
 agent's "DDS teardown skipped"). Emulated hosts have a tmpfs of their own on /dev/shm;
 the tests' `ip netns` labs (tests/helpers/netlab.py) give their processes the ledger's
-directory as /dev/shm (mcastlab/ledger.py, make_shm_dir). Two cases, a publisher and a
-subscriber exchanging over shared memory on one lab host:
+directory as /dev/shm (mcastlab/ledger.py, make_shm_dir), and so does captures/minilab.py
+(checked with probe files). Two cases, a publisher and a subscriber exchanging over shared
+memory on one lab host:
 
 - both SIGKILLed, then the lab closed as a failing test closes it;
 - the process owning the lab SIGKILLed, then `mcastlab clean` (which stops the agents).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -148,3 +150,23 @@ def test_sigkill_of_the_labs_owner_then_clean_leaves_no_shared_memory() -> None:
     assert_nothing_left(books, tree)
     assert not _left_in_dev_shm(files), out
 
+
+def test_the_captures_minilab_gives_its_processes_the_labs_dev_shm_too() -> None:
+    """captures/minilab.py (ddsperf, tcpdump): what its processes put in /dev/shm, started
+    by popen or run, is in the lab's directory and goes with the lab."""
+    from captures.minilab import BridgeLab
+
+    probe = f"mcastlab-probe-{secrets.token_hex(4)}"
+    mine = [Path("/dev/shm", f"{probe}-{how}") for how in ("popen", "run")]
+    try:
+        with BridgeLab(hosts=1) as lab:
+            host = lab.hosts[0]
+            done = lab.run(host, ["sh", "-c", f"echo run > /dev/shm/{probe}-run"])
+            assert done.returncode == 0, done.stderr
+            lab.popen(host, ["sh", "-c", f"echo popen > /dev/shm/{probe}-popen"]).wait(10)
+            assert not [p for p in mine if p.exists()]  # not in the machine's /dev/shm
+            assert sorted(os.listdir(lab.shm)) == [p.name for p in mine]
+        assert not Path(lab.shm).exists()
+    finally:
+        for p in mine:  # this test's own probe files, had they gone there
+            p.unlink(missing_ok=True)
