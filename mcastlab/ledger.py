@@ -272,10 +272,12 @@ class Ledger:
 
     def make_shm_dir(self, parent: Path = SHM_DIR) -> Path:
         """A private /dev/shm for processes started outside an emulated host (the tests'
-        `ip netns` labs): a fresh directory ``/dev/shm/mcastlab-<tag>-shm-*`` (mkdtemp:
-        0700, never an existing path), recorded at once, that :func:`enter_private_shm`
-        mounts on their /dev/shm. What they leave there (a SIGKILLed Fast DDS
-        participant's segments) goes with the ledger: release or `mcastlab clean`."""
+        `ip netns` labs): a fresh directory ``/dev/shm/mcastlab-<tag>-shm-*`` that
+        :func:`enter_private_shm` mounts on their /dev/shm. What they leave there (a
+        SIGKILLed Fast DDS participant's segments) goes with the ledger: release or
+        `mcastlab clean`. Made by mkdtemp (0700: no other user can put a file there for
+        cleanup to delete; never an existing path), then recorded, as a network's work
+        directory: a name recorded first could be taken by another user before mkdir."""
         path = Path(tempfile.mkdtemp(prefix=f"mcastlab-{self.tag}-shm-", dir=parent))
         self.record_dir(path)
         return path
