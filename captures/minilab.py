@@ -3,7 +3,8 @@
 Builds N ``ip netns`` hosts on one Linux bridge (or two router namespaces for PIM) with
 names carrying a per-instance tag, records everything it creates in a testbed ledger
 (mcastlab/ledger.py: namespaces, root-namespace links and the bridge address 10.77.0.254,
-processes started behind the ledger's gate, the private work directory), and removes
+processes started behind the ledger's gate, the private work directory, the directory its
+processes have as /dev/shm: see mcastlab.ledger.enter_private_shm), and removes
 exactly that on exit -- also when the body raises (the work directory too, unless
 MCASTLAB_KEEP_LAB is set). After a SIGKILL, ``mcastlab clean`` removes it from the ledger.
 Needs root; importing it does not (nor does it import mcastlab or Mininet).
@@ -21,7 +22,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -63,6 +64,7 @@ class Lab:
         self.querier_ready_at: dict[str, float] = {}
         # Made fresh and private (0700) on __enter__: never an existing, guessable path.
         self.workdir = Path()
+        self.shm = ""  # every process's /dev/shm, likewise (gone with the ledger)
 
     # -- creation (each recorded in the ledger before it exists) --------------------
     def add_ns(self, name: str) -> str:
@@ -94,7 +96,7 @@ class Lab:
         # `ip netns exec` execs (no fork), so the recorded pid is argv's.
         p = self.ledger.spawn(full, ns or "root", Path(argv[0]).name, stdout=stdout,
                               stderr=stderr, env={**os.environ, **(env or {})},
-                              start_new_session=True)
+                              start_new_session=True, preexec_fn=self._private_shm())
         self.procs.append(p)
         return p
 
@@ -113,7 +115,15 @@ class Lab:
             timeout: float = 30) -> subprocess.CompletedProcess:
         full = list(argv) if node is None else ["ip", "netns", "exec", node, *argv]
         return subprocess.run(full, capture_output=True, text=True, timeout=timeout,
-                              check=False)
+                              check=False, preexec_fn=self._private_shm())
+
+    def _private_shm(self) -> Callable[[], None]:
+        """A preexec_fn giving the process the lab's /dev/shm (what a killed DDS process
+        leaves goes with the lab); made here, before the fork: the child imports nothing."""
+        from mcastlab.ledger import enter_private_shm
+
+        shm = self.shm
+        return lambda: enter_private_shm(shm)
 
     def cmd(self, node: str, command: str) -> str:
         return self.run(node, ["sh", "-c", command]).stdout
@@ -195,6 +205,7 @@ class Lab:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"mcl-cap-{self.tag}-"))
         if not os.environ.get("MCASTLAB_KEEP_LAB"):  # keep daemon configs/logs on request
             self.ledger.record_dir(self.workdir)
+        self.shm = str(self.ledger.make_shm_dir())
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -9,6 +9,7 @@ killed with SIGKILL:
     {"kind": "proc", "pid": 4250, "start": 123460, "node": "h1", "what": "shell"}
     {"kind": "link", "name": "mk3zs1-eth1"}          # root-namespace link (rare)
     {"kind": "dir", "path": "/run/mcastlab/mk3z"}    # private state directory
+    {"kind": "dir", "path": "/dev/shm/mcastlab-mk3z-shm-x1y2"}  # a private /dev/shm
     {"kind": "netns", "name": "mclcap-mk3z-h1"}      # `ip netns` namespace (carries the tag)
     {"kind": "addr", "dev": "cbrmk3z", "addr": "10.77.0.254/24"}  # root-namespace address
     {"kind": "remote", "server": "srv2", "session": "3f9c...",
@@ -34,12 +35,14 @@ once recorded, so a SIGKILL at any moment leaves nothing `mcastlab clean` cannot
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import secrets
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +63,11 @@ _GATE = 'IFS= read -r go <&{fd} && [ "$go" = go ] && exec "$@" {fd}<&-; exit 125
 # spawning ("spawn") or right after recording ("recorded"), writing the child's pid to
 # the file named by MCASTLAB_TEST_KILL_PIDFILE first.
 _TEST_KILL_AT = os.environ.get("MCASTLAB_TEST_KILL_AT", "")
+# POSIX shared memory (shm_open): Fast DDS's segments and locks (fastrtps_*), iceoryx's.
+SHM_DIR = Path("/dev/shm")
+_libc = ctypes.CDLL(None, use_errno=True)
+_CLONE_NEWNS = 0x00020000
+_MS_BIND, _MS_REC, _MS_SLAVE = 0x1000, 0x4000, 0x80000
 
 
 def _test_kill(child: int) -> None:
@@ -119,6 +127,31 @@ def _await_exit(procs: list[dict], seconds: float) -> list[dict]:
         if not procs or time.monotonic() > deadline:
             return procs
         time.sleep(0.02)
+
+
+def enter_private_shm(shm_dir: str) -> None:
+    """In a child between fork and exec (a Popen ``preexec_fn``): a mount namespace of
+    its own in which /dev/shm is `shm_dir` (made by :meth:`Ledger.make_shm_dir`). For the
+    processes of the tests' `ip netns` labs, which have no emulated host's tmpfs (see
+    topologies/net.py): the shared memory they leave when killed goes with the ledger,
+    never into the machine's /dev/shm. A failed step is said on stderr and the child
+    exits 127, as a failed exec would (an exception would reach Popen without its text)."""
+    try:
+        _libc_ok(_libc.unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+        # A slave mount, as `ip netns exec` makes: the bind mount never reaches the root's.
+        _libc_ok(_libc.mount(b"none", b"/", None, _MS_REC | _MS_SLAVE, None),
+                 "making / a slave mount")
+        _libc_ok(_libc.mount(shm_dir.encode(), str(SHM_DIR).encode(), None, _MS_BIND, None),
+                 f"bind-mounting {shm_dir} on {SHM_DIR}")
+    except OSError as e:
+        os.write(2, f"mcastlab: {e}\n".encode())
+        os._exit(127)
+
+
+def _libc_ok(rc: int, what: str) -> None:
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"private /dev/shm: {what}: {os.strerror(err)}")
 
 
 def new_tag() -> str:
@@ -239,6 +272,18 @@ class Ledger:
         if self.tag not in str(path):
             raise ValueError(f"directory {path} lacks the testbed tag {self.tag!r}")
         self._append({"kind": "dir", "path": str(path)})
+
+    def make_shm_dir(self, parent: Path = SHM_DIR) -> Path:
+        """A private /dev/shm for processes started outside an emulated host (the tests'
+        `ip netns` labs): a fresh directory ``/dev/shm/mcastlab-<tag>-shm-*`` that
+        :func:`enter_private_shm` mounts on their /dev/shm. What they leave there (a
+        SIGKILLed Fast DDS participant's segments) goes with the ledger: release or
+        `mcastlab clean`. Made by mkdtemp (0700: no other user can put a file there for
+        cleanup to delete; never an existing path), then recorded, as a network's work
+        directory: a name recorded first could be taken by another user before mkdir."""
+        path = Path(tempfile.mkdtemp(prefix=f"mcastlab-{self.tag}-shm-", dir=parent))
+        self.record_dir(path)
+        return path
 
     def record_cgroup(self, path: Path) -> None:
         """Record a cgroup directory *before* creating it (its path must carry the tag);

@@ -1,7 +1,7 @@
 """Build a :class:`~topologies.spec.Spec` into real namespaces, veths, bridges and daemons.
 
 Every node — host, router *and switch* — gets its own network, mount and System V IPC
-namespace (Mininet's ``mnexec`` plus ``unshare --ipc``; each host also has its own
+namespace (Mininet's ``mnexec`` plus ``unshare --ipc``; each also has its own
 /dev/shm), so nothing is created in the root namespace: no foreign bridge,
 OVS bridge or interface can ever be touched, and killing a node's recorded processes
 removes its namespace and links. Switch names still carry the testbed tag (``mk3zs1``)
@@ -566,9 +566,15 @@ class Network:
     def _configure_nodes(self) -> None:
         spec = self.spec
         igmp = spec.params.get("igmp", "3")
-        scripts = []
+        # A private /dev/shm in each node's own mount namespace, gone with it: a shared-memory
+        # transport reaches only the participants of its own emulated host, whatever the
+        # middleware decides "same host" from, and what any node's process leaves there
+        # when killed (the wake-up sampler's cyclictest<pid> in a switch or router) never
+        # reaches the machine's /dev/shm.
+        shm = "mount -n -t tmpfs -o mode=1777 mcastlab-shm /dev/shm"
+        scripts = [(sw, [shm], "configuring switch") for sw in spec.switches]
         for name in [*spec.hosts, *spec.routers]:
-            lines = ["ip link set lo up"]
+            lines = ["ip link set lo up", shm]
             for intf, addr in spec.addresses[name].items():
                 lines.append(f"ip addr add {addr} dev {intf}")
                 lines.append(f"ip link set {intf} {self.mtu()}up")
@@ -576,10 +582,6 @@ class Network:
                 if self._offload_off() and name not in self.uml:
                     lines.append(f"ethtool -K {intf} tx off rx off >/dev/null 2>&1 || true")
             if name in spec.hosts:
-                # A private /dev/shm (in the host's own mount namespace, gone with it): a
-                # shared-memory transport reaches only the participants of its own
-                # emulated host, whatever the middleware decides "same host" from.
-                lines.append("mount -n -t tmpfs -o mode=1777 mcastlab-shm /dev/shm")
                 lines.append(f"ip route add 224.0.0.0/4 dev {name}-eth0")
                 if name in spec.gateways:
                     lines.append(f"ip route add default via {spec.gateways[name]}")

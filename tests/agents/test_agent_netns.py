@@ -281,8 +281,8 @@ def test_no_shared_memory_bypass(lab2: NetLab, agent: str, agent_kind: AgentKind
     the port up again, the same command lines exchange data, except SHMEM alone, which
     still reaches nobody on another host.
 
-    The two namespaces share /dev/shm and the hostname (this lab has no mount namespaces,
-    unlike the testbed's emulated hosts): Fast DDS takes shared memory only to participants
+    The two namespaces share /dev/shm (the lab's one, unlike the testbed's emulated hosts
+    which have one each) and the hostname: Fast DDS takes shared memory only to participants
     whose host id, a hash of the IPv4 addresses, equals its own (perftest-wrappers/fastdds/
     config.cpp), so the hosts' different addresses keep it apart; an agent that delivered
     through shared memory (SHM transport or data sharing) would discover its peer and

@@ -575,3 +575,76 @@ def test_same_host_axis_campaign(tmp_path: Path) -> None:
     udp = ev["udp", "unicast"]  # lo carried its same-host samples
     assert udp["kernel_rx_packets"]["loopback"] >= udp["samples_by_origin"]["same_host"]
     assert not {f for f in set(os.listdir("/dev/shm")) - before if f.startswith("fastrtps")}
+
+
+SHM_KILL = """\
+[campaign]
+name = "shmkill"
+[topology]
+name = "lan"
+params = { hosts = 2 }
+[agent]
+kind = "fastdds"
+[matrix]
+participants = [2]
+modes = ["unicast"]
+same_host = ["shm"]
+latency_count = [100]
+pub_rate = [100]
+execution_time = 60
+[timing]
+converge_timeout = 30
+run_timeout = 120
+"""
+
+
+def _shm_devices(pid: int) -> set[int]:
+    """The devices of the /dev/shm files `pid` has mapped (its host's tmpfs)."""
+    devs = set()
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[5].startswith("/dev/shm/"):
+            major, minor = (int(x, 16) for x in fields[3].split(":"))
+            devs.add(os.makedev(major, minor))
+    return devs
+
+
+def test_sigkilled_shared_memory_run_then_clean_leaves_no_shared_memory(
+        tmp_path: Path) -> None:
+    """A Fast DDS run with same-host shared memory, its `mcastlab run` SIGKILLed while the
+    agents exchange, then `mcastlab clean`: the agents' segments were in their hosts' own
+    tmpfs (not the machine's /dev/shm), and every process of the run is gone, so no mount
+    namespace holds those file systems any more (their memory is freed); nothing of the
+    run is in the machine's /dev/shm."""
+    _fastdds_or_skip()
+    scen = tmp_path / "shmkill.toml"
+    scen.write_text(SHM_KILL)
+    root = tmp_path / "shmkill"
+    before = set(os.listdir("/dev/shm"))
+    proc = subprocess.Popen(_mcastlab("run", str(scen), "--results", str(root),
+                                      "--no-progress"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def sub0_printed() -> bool:
+        out = [p / "agents" / "sub0.stdout" for p in root.glob(".*.partial")]
+        return any(o.exists() and o.stat().st_size > 200 for o in out)
+
+    try:
+        deadline = time.monotonic() + 120
+        while not sub0_printed():
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the agents did not print in time"
+            time.sleep(0.2)
+        books = runner_ledgers(proc.pid)
+        agents = [e["pid"] for es in books.values() for e in es
+                  if e["kind"] == "proc" and e["what"] == "perftest_fastdds"]
+        assert len(agents) == 4, books
+        tmpfs = set().union(*(_shm_devices(pid) for pid in agents))
+        tree = process_tree(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert tmpfs and os.stat("/dev/shm").st_dev not in tmpfs, tmpfs  # the hosts' own
+    mcastlab_clean()
+    assert_nothing_left(books, tree)
+    assert not {f for f in set(os.listdir("/dev/shm")) - before if f.startswith("fastrtps")}

@@ -107,3 +107,25 @@ def test_a_cgroup_that_could_not_be_removed_stays_in_the_ledger(
     assert report == [f"mzzz: removed cgroup {host}", f"mzzz: removed cgroup {parent}",
                       "mzzz: ledger removed"]
     assert not parent.exists() and not path.exists()
+
+
+def test_a_private_shm_directory_goes_with_its_ledger_and_nothing_beside_it(
+        tmp_path: Path) -> None:
+    """make_shm_dir (a lab's /dev/shm, here under tmp_path): fresh, private, named with the
+    tag and recorded; cleaning the ledger removes it with what was left in it (a killed
+    Fast DDS participant's segment) and leaves the other files of its parent alone."""
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    foreign = shm / "fastrtps_0123456789abcdef"  # another program's segment
+    foreign.write_bytes(b"x")
+    led = ledger.Ledger.create(tmp_path / "state")
+    private = led.make_shm_dir(parent=shm)
+    assert private.parent == shm and private.name.startswith(f"mcastlab-{led.tag}-shm-")
+    assert private.stat().st_mode & 0o777 == 0o700
+    assert {"kind": "dir", "path": str(private)} in ledger.read_ledger(led.path)
+    (private / "fastrtps_fedcba9876543210").write_bytes(b"x" * 4096)
+    (private / "fastrtps_fedcba9876543210_el").touch()
+    report = ledger.clean(tmp_path / "state", include_live=True)
+    assert f"{led.tag}: removed {private}" in report
+    assert not private.exists() and not led.path.exists()
+    assert sorted(shm.iterdir()) == [foreign]

@@ -9,12 +9,14 @@ and after ``% self.__dict__``: a results path with a space made the mount fail s
 (both routers then used the machine's /var/run), a ``%`` crashed node creation, a ``;`` ended
 the command there. The mount is now quoted and proven (the router's /var/run must be the
 private directory itself); here it is checked from inside each router, and smcroute's own
-files must be found in each router's directory.
+files must be found in each router's directory. Every node, switches and routers too, has
+a tmpfs of its own on /dev/shm (no daemon needed: mrouting=none).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,27 @@ def test_private_run_directories_whatever_the_path(tmp_path: Path, name: str) ->
             net.run(r, ["stat", "-L", "-c", "%d:%i", "/var/run"]).stdout.strip()
             for r in spec.routers}
     assert sorted(p.name for p in (tmp_path / name).iterdir()) == ["logs"]
+
+
+def test_every_node_has_its_own_dev_shm(tmp_path: Path) -> None:
+    """Switches and routers too, not only hosts (tests/multicast/test_lan_netns.py): each
+    node has a private tmpfs on /dev/shm, so what a process of a switch or router leaves
+    there (the wake-up sampler runs in one: a killed cyclictest leaves cyclictest<pid>)
+    is seen by no other node nor by the machine, and goes with the node."""
+    probe = f"mcastlab-shm-probe-{secrets.token_hex(4)}"
+    spec = topologies.resolve("routed", {"routers": 2, "hosts": 1, "mrouting": "none"})
+    nodes = [*spec.switches, *spec.routers, *spec.hosts]
+    assert spec.switches and spec.routers
+    try:
+        with topologies.build(spec, workdir=tmp_path / "logs") as net:
+            for n in nodes:
+                w = net.run(n, ["sh", "-c", f"echo x > /dev/shm/{probe}-{n} && "
+                                            "grep ' /dev/shm ' /proc/self/mounts"])
+                assert w.returncode == 0, (n, w)
+                assert w.stdout.splitlines()[-1].startswith("mcastlab-shm "), (n, w.stdout)
+            for n in nodes:
+                assert net.run(n, ["ls", "/dev/shm"]).stdout.split() == [f"{probe}-{n}"], n
+            assert not [f for f in os.listdir("/dev/shm") if f.startswith(probe)]
+    finally:
+        for n in nodes:  # this test's own probe files, had they reached the machine's
+            Path("/dev/shm", f"{probe}-{n}").unlink(missing_ok=True)
