@@ -151,6 +151,11 @@ class Thresholds(BaseModel):
     # Measured in the same 24 runs: 0.39-1.74 ms; loaded as above: 8.7-9.2 ms.
     max_plane_wakeup_p99_us: float = Field(default=5000.0, gt=0, le=1e7, allow_inf_nan=False)
     max_softnet_drop_share: float = Field(default=0.001, ge=0, le=1, allow_inf_nan=False)
+    # --- the network plane: routers that are processes (router_kernel=uml) ---
+    # A user-mode router forwards in a process that must keep up: packets its kernel did not
+    # take in time (its taps' queues full, its own backlog full) are the emulator's losses,
+    # not the network's under test. Judged with either kind of host.
+    max_router_drop_share: float = Field(default=0.001, ge=0, le=1, allow_inf_nan=False)
     # --- the machine under the emulator (a VM) ---
     # Steal time (``steal_share``) is a warning, not a bound by default: set it below 1 on a
     # VM whose CPUs are shared to exclude runs the hypervisor slowed (e.g. 0.02: 12 pinned
@@ -179,7 +184,12 @@ MACHINE_CHECKS: dict[str, Check] = {
     "steal_share": ("CPU time the hypervisor took from this machine (steal, worst CPU)",
                     "{:.1%}", "max_steal_share", "max"),
 }
-CHECKS = HOST_CHECKS | MACHINE_CHECKS  # the unlimited hosts' criteria
+# The network plane as emulated: a bound with either kind of host.
+PLANE_CHECKS: dict[str, Check] = {
+    "router_drop_share": ("packets a user-mode router could not take in (its kernel too slow "
+                          "to keep up)", "{:.2%}", "max_router_drop_share", "max"),
+}
+CHECKS = HOST_CHECKS | MACHINE_CHECKS | PLANE_CHECKS  # the unlimited hosts' criteria
 # CPU-limited hosts: what makes an emulated machine saturated (reported) ...
 SATURATION_CHECKS: dict[str, Check] = {
     k: v for k, v in HOST_CHECKS.items() if k != "cpu_pressure_some_share"}
@@ -191,7 +201,7 @@ EMULATOR_CHECKS: dict[str, Check] = {
                             "max_plane_wakeup_p99_us", "max"),
     "softnet_drop_share": ("packets dropped at full kernel backlogs", "{:.2%}",
                            "max_softnet_drop_share", "max"),
-} | MACHINE_CHECKS
+} | MACHINE_CHECKS | PLANE_CHECKS
 
 
 def _crossed(metrics: dict[str, float | None], th: Thresholds, checks: dict[str, Check]
@@ -277,6 +287,33 @@ def unfaithful_emulation(fid: dict[str, Any]) -> list[str] | None:
     if emulator.get("faithful", True):
         return None
     return [str(r) for r in emulator.get("reasons") or []] or ["the emulator was unfaithful"]
+
+
+def router_window(a: dict[str, int], b: dict[str, int]) -> dict[str, Any]:
+    """One user-mode router over the window, from its counters at the open (`a`) and the
+    close (`b`) (topologies.uml.UmlRouter.counters): packets offered to its kernel, those
+    it could not take in, and their share (None when a counter is missing).
+
+    >>> router_window({"tap_delivered": 100, "tap_dropped": 0, "kernel_processed": 90,
+    ...                "kernel_dropped": 0},
+    ...               {"tap_delivered": 10100, "tap_dropped": 500, "kernel_processed": 10090,
+    ...                "kernel_dropped": 25})
+    {'offered': 10500, 'dropped': 525, 'drop_share': 0.05}
+    >>> router_window({}, {"tap_delivered": 5})["drop_share"] is None
+    True
+    """
+    keys = ("tap_delivered", "tap_dropped", "kernel_dropped")
+    if not all(k in a and k in b for k in keys):
+        return {"offered": None, "dropped": None, "drop_share": None}
+    d = {k: b[k] - a[k] for k in keys}
+    offered = d["tap_delivered"] + d["tap_dropped"]
+    dropped = d["tap_dropped"] + d["kernel_dropped"]
+    return {"offered": offered, "dropped": dropped, "drop_share": _round(_share(dropped, offered))}
+
+
+def router_counters(net: Any) -> dict[str, dict[str, int]]:
+    """{router: its counters} of every user-mode router of `net` (none on the host's kernel)."""
+    return {r: u.counters() for r, u in (getattr(net, "uml", None) or {}).items()}
 
 
 def saturation_text(cores: float | None, metrics: dict[str, float | None]) -> str:
@@ -508,6 +545,8 @@ class Monitor:
         self._udp1: dict[str, dict[str, int]] = {}
         self._cpu0: dict[str, Any] = {}
         self._cpu1: dict[str, Any] = {}
+        self._routers0: dict[str, dict[str, int]] = {}  # user-mode routers' counters
+        self._routers1: dict[str, dict[str, int]] = {}
         self._softnet0: tuple[int, int] | None = None
         self._softnet1: tuple[int, int] | None = None
         self._ksoft0: dict[str, int] = {}
@@ -520,6 +559,7 @@ class Monitor:
         self._samplers: dict[str, subprocess.Popen[bytes]] = {}
         self._sampler_exit: dict[str, int | None] = {}  # exit status before we stopped it
         self.notes: list[str] = []
+        self.routers: dict[str, dict[str, Any]] = {}  # user-mode router -> router_window
 
     # --- window -----------------------------------------------------------------------
     def _sampler_argv(self, out: Path, period_us: int) -> list[str]:
@@ -544,6 +584,7 @@ class Monitor:
         self._psi0 = self._psi_per_server()
         self._udp0 = udpstats.read(self.net, self.agent_hosts)
         self._percpu0 = cpustats.read()
+        self._routers0 = router_counters(self.net)
         if self.cpu is not None:
             self._cpu0 = self.cpu.snapshot()
             self._procs0 = proctime.snapshot()
@@ -562,6 +603,7 @@ class Monitor:
         self._psi1 = self._psi_per_server()
         self._udp1 = udpstats.read(self.net, self.agent_hosts)
         self._percpu1 = cpustats.read()
+        self._routers1 = router_counters(self.net)
         if self.cpu is not None:
             self._cpu1 = self.cpu.snapshot()
             self._procs1 = proctime.snapshot()
@@ -679,6 +721,7 @@ class Monitor:
                 metrics["wakeup_max_us"] = max(worst_max)
             if self.cpu is not None:
                 self._limited_metrics(metrics, per_host, window, steal)
+            self._router_metrics(metrics)
         else:
             self.notes.append("no measurement window: the agents never all reported discovery "
                               "complete, so the host metrics were not taken")
@@ -689,6 +732,7 @@ class Monitor:
             lost = sum(int(v.get("dropped") or 0) for v in capture_drops.values())
             metrics["capture_drop_share"] = _round(_share(lost, got + lost))
         out: dict[str, Any] = {"metrics": metrics, "per_host": per_host,
+                               **({"routers": self.routers} if self.routers else {}),
                                "window_s": None if window is None else round(window, 3),
                                "steal_per_cpu": steal, "per_cpu": per_cpu,
                                "thresholds": self.th.model_dump()}
@@ -728,6 +772,20 @@ class Monitor:
         if len(per_server) > 1:
             out["per_server"] = per_server
         return out
+
+    def _router_metrics(self, metrics: dict[str, float | None]) -> None:
+        """The user-mode routers' share of packets not taken in (the worst router's)."""
+        self.routers = {r: router_window(a, self._routers1.get(r, {}))
+                        for r, a in self._routers0.items()}
+        if not self.routers:
+            return
+        shares = [w["drop_share"] for w in self.routers.values()
+                  if w["drop_share"] is not None]
+        missing = sorted(r for r, w in self.routers.items() if w["drop_share"] is None)
+        if missing:
+            self.notes.append("user-mode router counters not read on " + ", ".join(missing)
+                              + ": whether they kept up is unknown")
+        metrics["router_drop_share"] = max(shares) if shares else None
 
     def _limited_metrics(self, metrics: dict[str, float | None],
                          per_host: dict[str, dict[str, float | None]], window: float,

@@ -322,9 +322,10 @@ class Network:
             raise BuildError(what, node, detail, str(self.build_log))
         return head
 
-    def run(self, node: str, argv: Sequence[str],
-            timeout: float = 30) -> subprocess.CompletedProcess:
+    def run(self, node: str, argv: Sequence[str], timeout: float = 30,
+            outside: bool = False) -> subprocess.CompletedProcess:
         """Run `argv` to completion inside `node`; a timeout gives returncode -9, no raise.
+        `outside`: as :meth:`popen`'s (a user-mode router's namespace, not its kernel).
 
         Recorded like :meth:`popen`: a SIGKILL of the runner must not leave it running.
         On another server of a cluster a timeout reaches the command there too (through
@@ -336,8 +337,8 @@ class Network:
         # only when its ssh client does (cluster-exec then sends it SIGINT).
         hold_r, hold_w = os.pipe() if remote else (None, None)
         try:
-            proc = self.ledger.spawn(n.wrap(argv, what, interruptible=remote), node, what,
-                                     stdin=hold_r if remote else subprocess.DEVNULL,
+            proc = self.ledger.spawn(n.wrap(argv, what, interruptible=remote, outside=outside),
+                                     node, what, stdin=hold_r if remote else subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         finally:
             if hold_r is not None:

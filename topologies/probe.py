@@ -482,8 +482,10 @@ def format_table(result: dict[str, Any], reach: dict[str, list[str]]) -> str:
     state = result["multicast_state"]
     for sw, st in state["switches"].items():
         lines.append(f"  {sw} membership (mdb): {json.dumps(st.get('mdb', {}))}")
+    kernel = result.get("params", {}).get("router_kernel")
     for r, st in state["routers"].items():
-        lines.append(f"router {r}:")
+        lines.append(f"router {r}" + (" (its own user-mode Linux kernel):" if kernel == "uml"
+                                      else ":"))
         for e in st.get("mfc", []):
             lines.append(f"  MFC ({e['source']}, {e['group']}) iif {e['iif']} -> "
                          f"{','.join(e['oifs']) or '-'}  packets {e['packets']}")

@@ -183,6 +183,27 @@ class UmlRouter:
         raise RuntimeError(f"user-mode router {self.router}: {state}; its console "
                            f"({self.console_log}) ends: {' | '.join(tail) or 'nothing'}")
 
+    def counters(self) -> dict[str, int]:
+        """What this router was offered and could not take in, since it started: frames its
+        taps could not hand to its kernel (``tx_dropped`` of each tap: the kernel did not
+        read them in time) and packets its kernel dropped at a full backlog (its
+        /proc/net/softnet_stat). Missing counters read as absent keys, never as 0."""
+        taps = " ".join(tap_name(k) for k in range(len(self.intfs)))
+        script = (f"for t in {taps}; do cat /sys/class/net/$t/statistics/tx_packets "
+                  "/sys/class/net/$t/statistics/tx_dropped; done")
+        out: dict[str, int] = {}
+        res = self.net.run(self.router, ["sh", "-c", script], timeout=20, outside=True)
+        nums = [int(x) for x in res.stdout.split() if x.isdigit()]
+        if res.returncode == 0 and len(nums) == 2 * len(self.intfs):
+            out["tap_delivered"] = sum(nums[0::2])
+            out["tap_dropped"] = sum(nums[1::2])
+        res = self.net.run(self.router, ["cat", "/proc/net/softnet_stat"], timeout=20)
+        if res.returncode == 0 and res.stdout.strip():
+            rows = [line.split() for line in res.stdout.splitlines() if line.strip()]
+            out["kernel_processed"] = sum(int(r[0], 16) for r in rows)
+            out["kernel_dropped"] = sum(int(r[1], 16) for r in rows)
+        return out
+
     def describe(self) -> dict[str, Any]:
         return {"kernel": kernel_path(), "release": _release(), "memory": MEMORY,
                 "pid": self.proc.pid if self.proc else None, "boot_s": self.booted_s,

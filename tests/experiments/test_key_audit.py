@@ -104,6 +104,7 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "fidelity.max_allocation_shortfall": (0.5, "fidelity"),
     "fidelity.max_plane_wakeup_p99_us": (20000.0, "fidelity"),
     "fidelity.max_softnet_drop_share": (0.5, "fidelity"),
+    "fidelity.max_router_drop_share": (0.5, "fidelity"),
     "fidelity.max_steal_share": (0.02, "fidelity"),
     "resources": (False, "runs"),  # the resource table is sampled or not
     "cluster": ({"servers": ["localhost", "10.0.0.2"]}, "runs"),  # the servers, per run

@@ -41,6 +41,24 @@ time.sleep(3600)
 """
 
 
+def _uml_processes(tag: str, gone_within: float = 0.0) -> list[int]:
+    """Pids of this testbed's user-mode routers' processes (the kernel and its helpers all
+    carry its umid on their command line); with `gone_within`, polled that long for none."""
+    deadline = time.monotonic() + gone_within
+    while True:
+        pids = []
+        mark = f"umid={tag}r".encode()
+        for proc in Path("/proc").iterdir():
+            try:
+                if proc.name.isdigit() and mark in (proc / "cmdline").read_bytes():
+                    pids.append(int(proc.name))
+            except OSError:
+                continue
+        if not pids or time.monotonic() >= deadline:
+            return pids
+        time.sleep(0.2)
+
+
 def _sh(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run(list(argv), capture_output=True, text=True, check=False)
 
@@ -114,6 +132,12 @@ def test_clean_after_sigkill_spares_foreign_objects(tmp_path: Path) -> None:
         procs = [e for e in entries if e["kind"] == "proc"]
         whats = {e["what"] for e in procs}
         assert {"shell", "pimd", "ovsdb-server", "ovs-vswitchd", "tcpdump"} <= whats
+        # Where the host kernel cannot route multicast the routers bring their own
+        # (router_kernel=uml): each a recorded process, its helpers in its pid namespace.
+        uml = sorted(workdir.glob(f"uml-{our_tag}-r*"))
+        if uml:
+            assert "linux.uml" in whats
+            assert _uml_processes(our_tag), "no user-mode router process found"
         shells = {e["node"] for e in procs if e["what"] == "shell"}
         assert {"srv1", "srv2", "ul"} <= shells  # the emulated servers and their underlay
         assert all(ledger.proc_alive(e["pid"], e["start"]) for e in procs)
@@ -132,6 +156,9 @@ def test_clean_after_sigkill_spares_foreign_objects(tmp_path: Path) -> None:
         # and namespace with it, and the ledger
         assert_nothing_left({STATE_DIR / f"{our_tag}.ledger": entries}, {})
         assert not (STATE_DIR / our_tag).exists()
+        # No user-mode router, none of its helper processes, no state directory, no tap.
+        assert not _uml_processes(our_tag, gone_within=10)
+        assert not any(p.exists() for p in uml)
         assert our_tag not in _sh("ip", "-o", "link", "show").stdout
         # Foreign objects are untouched.
         assert f_bridge in _sh("ip", "-o", "link", "show", "dev", f_bridge).stdout
