@@ -1,6 +1,6 @@
 """A tiny real-namespace lab for producing reference captures (tests, benchmark).
 
-Builds N ``ip netns`` hosts on one Linux bridge (or two router namespaces for PIM) with
+Builds N ``ip netns`` hosts on one Linux bridge with
 names carrying a per-instance tag, records everything it creates in a testbed ledger
 (mcastlab/ledger.py: namespaces, root-namespace links and the bridge address 10.77.0.254,
 processes started behind the ledger's gate, the private work directory, the directory its
@@ -24,7 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 QUERIER_SETTLE_S = 2.5  # first query + one 1 s response interval, with margin
 
@@ -268,82 +268,6 @@ class BridgeLab(Lab):
         return self
 
 
-class RoutedLab(Lab):
-    """Two pimd routers r1, r2 (10.78.12.0/24 between them), host a behind r1
-    (10.78.1.0/24) and host b behind r2 (10.78.2.0/24). r2 is the static RP.
-
-        a --- r1 ===== r2 --- b
-    """
-
-    # Both routers know r2 (10.78.12.2) as the static RP, so r1, the source's DR, registers
-    # a's traffic to r2 as soon as its first datagram arrives. With r2 as candidate BSR and
-    # RP instead, r1 had to learn the RP set from a bootstrap message, and that took 15 s to
-    # more than 150 s (the first bootstraps can leave before r1 is a neighbour or before
-    # the RP set is in them; the next follow 60 s apart).
-    PIMD_CONF: ClassVar[dict[str, str]] = {
-        "r1": "rp-address 10.78.12.2 224.0.0.0/4\n",
-        "r2": "rp-address 10.78.12.2 224.0.0.0/4\n",
-    }
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = self.r1 = self.r2 = self.b = ""
-
-    def _veth(self, ns1: str, if1: str, ns2: str, if2: str) -> None:
-        k = sum(e["kind"] == "link" for e in self.ledger.entries)
-        t1, t2 = f"v{self.tag}{k}a", f"v{self.tag}{k}b"
-        self.add_link(t1, ["ip", "link", "add", t1, "type", "veth", "peer", "name", t2])
-        _run(["ip", "link", "set", t1, "netns", ns1])
-        _run(["ip", "link", "set", t2, "netns", ns2])
-        self.ns_exec(ns1, ["ip", "link", "set", t1, "name", if1])
-        self.ns_exec(ns2, ["ip", "link", "set", t2, "name", if2])
-
-    def __enter__(self) -> RoutedLab:
-        super().__enter__()
-        try:
-            self.a, self.r1, self.r2, self.b = (self.add_ns(n) for n in ("a", "r1", "r2", "b"))
-            self._veth(self.a, "eth0", self.r1, "eth1")
-            self._veth(self.r1, "eth2", self.r2, "eth2")
-            self._veth(self.r2, "eth1", self.b, "eth0")
-            addrs = [(self.a, "eth0", "10.78.1.10/24"), (self.r1, "eth1", "10.78.1.1/24"),
-                     (self.r1, "eth2", "10.78.12.1/24"), (self.r2, "eth2", "10.78.12.2/24"),
-                     (self.r2, "eth1", "10.78.2.1/24"), (self.b, "eth0", "10.78.2.10/24")]
-            for ns, ifn, addr in addrs:
-                self.ns_exec(ns, ["ip", "addr", "add", addr, "dev", ifn])
-                self.ns_exec(ns, ["ip", "link", "set", ifn, "up"])
-            self.ns_exec(self.a, ["ip", "route", "add", "default", "via", "10.78.1.1"])
-            self.ns_exec(self.b, ["ip", "route", "add", "default", "via", "10.78.2.1"])
-            self.ns_exec(self.r1, ["ip", "route", "add", "10.78.2.0/24", "via", "10.78.12.2"])
-            self.ns_exec(self.r2, ["ip", "route", "add", "10.78.1.0/24", "via", "10.78.12.1"])
-            for ns in (self.a, self.b):
-                self.ns_exec(ns, ["ip", "route", "add", "224.0.0.0/4", "dev", "eth0"])
-            for r in (self.r1, self.r2):
-                for key in ("net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
-                            "net.ipv4.conf.default.rp_filter=0"):
-                    self.ns_exec(r, ["sysctl", "-qw", key])
-                for ifn in ("eth1", "eth2"):
-                    self.ns_exec(r, ["sysctl", "-qw", f"net.ipv4.conf.{ifn}.rp_filter=0"])
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def start_pimd(self, router: str) -> subprocess.Popen[bytes]:
-        """pimd in the foreground with a private /var/run (unshare -m + bind mount); its log
-        (cache misses, RP and RPF changes, Registers) in workdir/pimd_<router>.log."""
-        short = router.rsplit("-", 1)[-1]
-        rundir = self.workdir / f"run-{short}"
-        rundir.mkdir(parents=True, exist_ok=True)
-        conf = self.workdir / f"pimd_{short}.conf"
-        conf.write_text(self.PIMD_CONF[short])
-        log = (self.workdir / f"pimd_{short}.log").open("wb")
-        script = (f"mount --make-rprivate / && mount --bind {rundir} /var/run && "
-                  f"exec pimd -f --debug=kernel,rp,rpf,pim_register -s debug -c {conf}")
-        return self.popen(router, ["unshare", "-m", "sh", "-c", script], stdout=log, stderr=log)
-
-
-# One real multicast stream without DDS: a sender of small RTPS-framed datagrams (RTPS
-# header + INFO_TS + DATA, seq numbers increasing) and a receiver that joins the group.
 SENDER = r"""
 import socket, struct, sys, time
 group, port, ttl = sys.argv[1], int(sys.argv[2]), int(sys.argv[5])

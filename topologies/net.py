@@ -405,8 +405,10 @@ class Network:
 
         routers = {}
         for r in self.spec.routers:
-            # In the work directory: the router's mount namespace has a /run of its own.
-            state = self.workdir / f"uml-{self.tag}-{r}"
+            # Its init script and state: a fresh private directory whose path a kernel
+            # command line can carry (the work directory's may hold spaces or commas), in
+            # /tmp, which the router's mount namespace shares (its /run is its own).
+            state = Path(tempfile.mkdtemp(prefix=f"mcastlab-{self.tag}-uml-{r}-"))
             self.ledger.record_dir(state)
             routers[r] = UmlRouter(self, r, state)
         self.sh_each([(r, u.host_side_lines(), "joining the router's links to its kernel")

@@ -127,8 +127,13 @@ class UmlRouter:
         renames = []
         for k, intf in enumerate(self.intfs):
             renames.append(f"ip link set vec{k} name {shlex.quote(intf)}")
+        # hostfs takes its host directory as a mount option, which a comma would split:
+        # mount it through a link of a plain name to the work directory.
+        work_link = self.state_dir / "work"
+        work_link.symlink_to(Path(self.net.workdir).resolve())
         text = Template(INIT_TEMPLATE.read_text()).substitute(
-            router=self.router, workdir=shlex.quote(str(self.net.workdir)),
+            router=self.router, workdir=shlex.quote(str(Path(self.net.workdir).resolve())),
+            work_link=shlex.quote(str(work_link)),
             interfaces="\n".join(renames), mgmt_intf=f"vec{len(self.intfs)}",
             mgmt_addr=MGMT_ROUTER, python=shlex.quote(sys.executable),
             exec_script=shlex.quote(str(EXEC_SCRIPT)), port=EXEC_PORT)

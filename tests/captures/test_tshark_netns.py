@@ -7,23 +7,25 @@ Bridged runs (Cyclone DDS ``ddsperf``; tcpdump on the bridge ports of h1 and h3)
      \\    |    |   /
       +---cbr<tag>---+
 
-Routed run (two pimd routers; r2 is BSR and RP, so r1 registers a's traffic to r2;
-tcpdump on r1's link to r2 and on b's link)::
+Routed run (topologies' routed network, two pimd routers; r2 is the RP, so r1 registers
+h1's traffic to r2; tcpdump on r1's link to r2 and on h2's link)::
 
-    a --- r1 ===== r2 --- b
+    h1 --[ s1 ]-- r1 ===== r2 --[ s2 ]-- h2
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from pathlib import Path
 
 import pytest
 
+import topologies
 from captures import capture
 from captures import dissect as dz
-from captures.minilab import BridgeLab, RoutedLab, mcast_receiver, mcast_sender
+from captures.minilab import BridgeLab, mcast_receiver, mcast_sender
 from tests.helpers import kernel_features
 from tests.helpers.tshark_ref import ours, tshark_figures
 from topologies.net import wait_for
@@ -76,38 +78,42 @@ def test_ddsperf_counts_equal_tshark(tmp_path: Path, pairs: int, multicast: bool
 
 @kernel_features.routed
 def test_routed_pim_igmp_counts_equal_tshark(tmp_path: Path) -> None:
-    with RoutedLab() as lab:
-        points = {"r1-eth2": (lab.r1, "eth2"), "b-eth0": (lab.b, "eth0")}
-        cap = capture.start(lab, points, tmp_path / "pcaps", 0, 0, 0)
-        lab.start_pimd(lab.r1)
-        lab.start_pimd(lab.r2)
-        # b joins 239.1.2.3 (IGMP report to r2); a sends RTPS-framed datagrams. r1, the
+    """A routed network as scenarios build it (routers on the host's kernel, or each on its
+    own user-mode kernel where the host's cannot route multicast):
+
+        h1 --[ s1 ]-- r1 ========== r2 (RP) --[ s2 ]-- h2
+                         r1-eth1 (captured)                h2-eth0 (captured)
+    """
+    spec = topologies.resolve("routed", {"routers": 2, "hosts": 1, "rp_router": "r2"})
+    with topologies.build(spec, workdir=tmp_path / "net") as net:
+        net.wait_converged(90)
+        points = {p: net.capture_points()[p] for p in ("r1-eth1", "h2-eth0")}
+        cap = capture.start(net, points, tmp_path / "pcaps", 0, 0, 0)
+        # h2 joins 239.1.2.3 (IGMP report to r2); h1 sends RTPS-framed datagrams. r1, the
         # source's DR, registers them to r2, the static RP, once pimd has resolved the RPF
-        # to the RP: 20 s after start here (pimd re-checks it on a timer; the kernel asks
-        # again 10 s after each unresolved cache miss). Registers carry RTPS, counted like
-        # tshark does.
-        recv = mcast_receiver(lab, lab.b, "239.1.2.3", duration=120)
-        assert wait_for(lambda: "239.1.2.3" in lab.ns_exec(lab.b, ["ip", "maddr", "show",
-                                                                   "dev", "eth0"]), 10)
-        send = mcast_sender(lab, lab.a, "239.1.2.3", rate=20, duration=120)
+        # to the RP (pimd re-checks it on a timer; the kernel asks again 10 s after each
+        # unresolved cache miss). Registers carry RTPS, counted like tshark does.
+        recv = mcast_receiver(net, "h2", "239.1.2.3", duration=120)
+        assert wait_for(lambda: "239.1.2.3" in net.cmd("h2", "ip maddr show dev h2-eth0"), 10)
+        send = mcast_sender(net, "h1", "239.1.2.3", rate=20, duration=120)
         # Poll the capture, not r1's routes: the Register phase can be over (Register-Stop,
-        # native forwarding on eth2) between two looks at `ip mroute`.
-        link = next(p for p in cap.points if p.name == "r1-eth2")
+        # native forwarding) between two looks at the routes.
+        link = next(p for p in cap.points if p.name == "r1-eth1")
         assert wait_for(lambda: _registers_on_disk(link), 60, interval=1.0), (
-            "no PIM Register in the r1-eth2 capture 60 s after a began to send",
-            lab.ns_exec(lab.r1, ["ip", "mroute"]),
-            (lab.workdir / "pimd_r1.log").read_text()[-4000:])
-        lab.stop(send)
-        lab.stop(recv)
+            "no PIM Register in the r1-eth1 capture 60 s after h1 began to send",
+            net.cmd("r1", "ip mroute"), (net.workdir / "pimd_r1.log").read_text()[-4000:])
+        for proc in (send, recv):
+            with contextlib.suppress(RuntimeError):
+                net.interrupt(proc, wait=5)
         stats = cap.stop()
     assert all(st["dropped"] is not None for st in stats.values()), stats
     for point in points:
         assert_same(tmp_path / "pcaps" / f"{point}.pcap")
-    link = ours(tmp_path / "pcaps" / "r1-eth2.pcap")
-    # the router link carries PIM (hellos at least, and registers of a's traffic to the RP)
-    assert link.pim["hello"] >= 2 and link.pim["register"] >= 1, link.pim
-    assert link.rtps["DATA"] >= 1  # RTPS inside the Registers, counted like tshark does
-    assert sum(ours(tmp_path / "pcaps" / "b-eth0.pcap").igmp.values()) >= 1
+    link_counts = ours(tmp_path / "pcaps" / "r1-eth1.pcap")
+    # the router link carries PIM (registers of h1's traffic to the RP at least)
+    assert link_counts.pim["register"] >= 1, link_counts.pim
+    assert link_counts.rtps["DATA"] >= 1  # RTPS inside the Registers, counted like tshark does
+    assert sum(ours(tmp_path / "pcaps" / "h2-eth0.pcap").igmp.values()) >= 1
 
 
 def _registers_on_disk(point: capture._Point) -> bool:

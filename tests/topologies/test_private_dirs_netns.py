@@ -9,14 +9,17 @@ and after ``% self.__dict__``: a results path with a space made the mount fail s
 (both routers then used the machine's /var/run), a ``%`` crashed node creation, a ``;`` ended
 the command there. The mount is now quoted and proven (the router's /var/run must be the
 private directory itself); here it is checked from inside each router, and smcroute's own
-files must be found in each router's directory. Every node, switches and routers too, has
-a tmpfs of its own on /dev/shm (no daemon needed: mrouting=none).
+files must be found in each router's directory. Routers with their own kernel
+(router_kernel=uml) have their own /var/run by construction: there the path is checked to
+reach them intact. Every node, switches and routers too, has a tmpfs of its own on
+/dev/shm (no daemon needed: mrouting=none).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shlex
 from pathlib import Path
 
 import pytest
@@ -27,11 +30,15 @@ from tests.helpers import kernel_features
 pytestmark = pytest.mark.timeout(240)
 
 
-@kernel_features.routed
-@pytest.mark.parametrize("name", ["run 1", "50%", "%(name)s", "a;b", "tab\tand 'quote'"])
+NAMES = ["run 1", "50%", "%(name)s", "a;b", "tab\tand 'quote'", "comma,s"]
+
+
+@kernel_features.needs("mroute")  # routers on the host's kernel: namespaces, bind mounts
+@pytest.mark.parametrize("name", NAMES)
 def test_private_run_directories_whatever_the_path(tmp_path: Path, name: str) -> None:
     workdir = tmp_path / name / "logs"
-    spec = topologies.resolve("routed", {"routers": 2, "hosts": 1, "mrouting": "smcroute"})
+    spec = topologies.resolve("routed", {"routers": 2, "hosts": 1, "mrouting": "smcroute",
+                                         "router_kernel": "host"})
     with topologies.build(spec, workdir=workdir) as net:
         net.wait_converged(60)
         for r in spec.routers:
@@ -45,6 +52,33 @@ def test_private_run_directories_whatever_the_path(tmp_path: Path, name: str) ->
         assert f"{here.st_dev}:{here.st_ino}" not in {
             net.run(r, ["stat", "-L", "-c", "%d:%i", "/var/run"]).stdout.strip()
             for r in spec.routers}
+    assert sorted(p.name for p in (tmp_path / name).iterdir()) == ["logs"]
+
+
+@kernel_features.needs("uml")
+@pytest.mark.parametrize("name", NAMES)
+def test_user_mode_routers_whatever_the_path(tmp_path: Path, name: str) -> None:
+    """Routers with their own kernel (router_kernel=uml): /var/run is the router kernel's
+    own (smcroute's socket is there), the host's file system is read-only to it, and the
+    work directory, whatever its path holds, is shared read-write (daemon configs in, logs
+    out)."""
+    workdir = tmp_path / name / "logs"
+    spec = topologies.resolve("routed", {"routers": 2, "hosts": 1, "mrouting": "smcroute",
+                                         "router_kernel": "uml"})
+    planted = Path("/var/tmp") / f"mcastlab-ro-probe-{secrets.token_hex(4)}"
+    with topologies.build(spec, workdir=workdir) as net:
+        net.wait_converged(60)
+        for r in spec.routers:
+            assert "smcroute.sock" in net.run(r, ["ls", "/var/run"]).stdout.split(), r
+            target = shlex.quote(str(workdir.resolve() / f"from_{r}"))
+            wrote = net.run(r, ["sh", "-c", f"echo {r} > {target}"])
+            assert wrote.returncode == 0, wrote.stderr
+            assert (workdir / f"from_{r}").read_text() == f"{r}\n"
+            # /var/tmp is a tmpfs of its own; / is the host's, read-only
+            assert net.run(r, ["touch", f"/root/{planted.name}"]).returncode != 0
+            assert net.run(r, ["touch", str(planted)]).returncode == 0
+            assert not planted.exists()
+            assert not Path(f"/root/{planted.name}").exists()
     assert sorted(p.name for p in (tmp_path / name).iterdir()) == ["logs"]
 
 
