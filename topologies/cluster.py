@@ -176,6 +176,10 @@ def placement(spec: Spec, config: ClusterConfig) -> dict[str, int]:
     if spec.routers and p.get("mrouting") == "pimd" and p.get("pim_daemon") == "frr":
         refused.append("pim_daemon = 'frr' (its daemons' files and vtysh sockets are not "
                        "carried to other servers; allowed: pim_daemon = 'pimd')")
+    if spec.routers and p.get("router_kernel") == "uml":
+        refused.append("router_kernel = 'uml' (a user-mode router's state and work directory "
+                       "are the controller's; allowed: router_kernel = 'host', on servers "
+                       "whose kernel routes multicast)")
     if p.get("switch", "linuxbridge") != "linuxbridge":
         refused.append(f"switch = {p['switch']!r} (Open vSwitch keeps its database and "
                        f"sockets in the controller's state directory; allowed: linuxbridge)")

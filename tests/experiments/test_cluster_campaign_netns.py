@@ -55,7 +55,7 @@ def _scenario(tmp_path: Path, text: str, name: str, srv: SecondServer, extra: st
     return path
 
 
-@kernel_features.routed
+@kernel_features.needs("mroute")  # a [cluster] refuses routers with their own kernel
 def test_routed_campaign_over_two_ssh_servers(server2: SecondServer, tmp_path: Path) -> None:
     if not os.access(paths.NATIVE_AGENT, os.X_OK):
         pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")

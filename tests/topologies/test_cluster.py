@@ -59,6 +59,7 @@ def test_a_bad_section_is_refused_naming_file_key_and_allowed(tmp_path: Path, ov
 
 @pytest.mark.parametrize("family, params, words", [
     ("routed", {"pim_daemon": "frr"}, "pim_daemon = 'frr'"),
+    ("routed", {"router_kernel": "uml"}, "router_kernel = 'uml'"),
     ("lan", {"hosts": 4, "switch": "ovs"}, "switch = 'ovs'"),
     ("lan", {"hosts": 4, "cpu": 0.5}, "cpu"),
     ("lan", {"hosts": 4, "emulated_servers": 2}, "either emulated or real servers"),
@@ -77,7 +78,7 @@ def test_placement_is_round_robin_and_tunnels_are_the_cross_server_links(tmp_pat
     where = cluster.placement(spec, _config(tmp_path))
     assert where == {"s1": 1, "h1": 1, "h2": 2, "h3": 1, "h4": 2}
     assert servers.tunnelled(spec, where) == [("h2", "s1"), ("h4", "s1")]
-    routed = topologies.resolve("routed", {"routers": 3})
+    routed = topologies.resolve("routed", {"routers": 3, "router_kernel": "host"})
     where = cluster.placement(routed, _config(tmp_path))
     assert {where[r] for r in ("r1", "r2", "r3")} == {1, 2}
     assert ("r1", "r2") in servers.tunnelled(routed, where)
