@@ -9,6 +9,7 @@ import pandas as pd
 
 from analysis import dominance, modes, stats
 from analysis.load import KERNEL_COUNTERS, Campaign, aggregate_throughput
+from analysis.testbed import no_verdict
 
 MODES = ("unicast", "multicast")
 # (metric key, label, unit, lower is better)
@@ -59,8 +60,9 @@ class Pair:
 
     @property
     def testbed_bound(self) -> bool:
-        """Some run of this pair was host-bound: the testbed, not the network, decided."""
-        return any(b == "host" for bounds in self.fidelity.values() for b in bounds)
+        """Some run of this pair was host-bound (the testbed, not the network, decided) or
+        unverified (its fidelity checks did not all run)."""
+        return any(no_verdict(b) for bounds in self.fidelity.values() for b in bounds)
 
     @property
     def fidelity_unknown(self) -> bool:
@@ -197,7 +199,7 @@ def analyse(
             pair.host_bound_reasons += [
                 f"{rid}: {why}" for rid, b, why in zip(
                     sel["run_id"], bounds, sel["fidelity_reasons"], strict=True)
-                if b == "host"]
+                if no_verdict(b)]
             # without a capture, the hosts' kernel counters (which every run records) are
             # the pair's only evidence of this kind; the capture's columns stay NaN
             counted = any(np.isfinite(sel[c].to_numpy(float)).any() for c in KERNEL_COUNTERS

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.testbed import UNVERIFIED
 from mcastlab import safepath
 from mcastlab.errors import UnsafeResults
 
@@ -316,13 +317,20 @@ def fidelity_row(fid: object) -> dict[str, object]:
     whose pinned hosts dropped the most socket datagrams, and the figures) of a
     run's manifest ``fidelity`` record (experiments/fidelity.py). ``saturated`` runs had
     faithful emulation of saturated fixed-capacity hosts: they give verdicts. Runs
-    recorded before the monitor existed are ``unknown``, never taken as network-bound."""
+    recorded before the monitor existed are ``unknown``, never taken as network-bound.
+    A run whose checks did not all run (record ``verified`` false) is ``unverified``, its
+    reasons what was not checked: it gives no verdict, as a host-bound run gives none."""
     if not isinstance(fid, dict) or fid.get("bound") not in ("network", "saturated", "host"):
         return {"fidelity_bound": "unknown", "fidelity_reasons": "",
                 "fidelity_saturation": "", "fidelity_warnings": "",
                 "fidelity_drops_cpu": "", "fidelity_drops_by_cpu": ""}
     reasons = fid.get("reasons") or []
-    return {"fidelity_bound": fid["bound"],
+    bound = fid["bound"]
+    if fid.get("verified", True) is False:  # records made before the key read as verified
+        bound = "unverified"
+        reasons = [UNVERIFIED + "; ".join(str(m) for m in fid.get("unverified") or [])
+                   + (" (and " + "; ".join(str(r) for r in reasons) + ")" if reasons else "")]
+    return {"fidelity_bound": bound,
             "fidelity_reasons": "; ".join(str(r) for r in reasons),
             "fidelity_saturation": str(fid.get("saturation_text") or ""),
             "fidelity_warnings": "; ".join(str(w) for w in fid.get("warnings") or []),

@@ -50,7 +50,7 @@ are in the tables. Outcomes:
 - *Undecided*: neither is shown — or only one run per mode exists, so run-to-run
   variation (which alone moved the median of unpaced 1×1 latency by −34% and +27% in two
   identical campaigns on these machines) is unknown.
-- *Testbed-bound*: a run was host-bound (see Fidelity); no verdict.
+- *Testbed-bound*: a run was host-bound or unverified (see Fidelity); no verdict.
 
 **Within the runs** a test of first-order stochastic dominance on the difference of the
 two ECDFs, ΔF(x), describes the distributions: blocks of consecutive samples (never
@@ -125,6 +125,16 @@ def fidelity_summary(analysis: Analysis) -> str:
             else "") + ".")
     if unknown and host:
         lines.append(f"{unknown} runs were recorded without the fidelity monitor (unknown).")
+    unverified = runs[bound == "unverified"]
+    if len(unverified):
+        items = [f"{r.run_id}: {r.fidelity_reasons}" for r in unverified.itertuples()]
+        lines.append(
+            f"**{len(unverified)} of {n} runs were unverified**: a fidelity check could not "
+            "run (a sampler gave nothing, counters were missing, or the measurement window "
+            "never opened), so whether the testbed kept up is unknown; comparisons with such "
+            "a run are reported as *testbed-bound*, never as a verdict: "
+            + " | ".join(items[:5]) + (" …" if len(items) > 5 else "")
+            + f". {advice_sentence(unverified['fidelity_reasons'].astype(str).tolist())}")
     saturated = runs[bound == "saturated"]
     if len(saturated):
         example = str(saturated["fidelity_saturation"].iloc[-1])

@@ -10,7 +10,7 @@ import pandas as pd
 from analysis import dominance, modes
 from analysis.analyse import METRICS, Analysis, Pair
 from analysis.load import KERNEL_COUNTERS  # comparable whatever the capture windows were
-from analysis.testbed import advice_sentence, testbed_cause
+from analysis.testbed import advice_sentence, bound_cell, testbed_cause, unverified_only
 
 # wire_* column -> (label, format, floor added before taking ratios)
 WIRE_EVIDENCE = {
@@ -109,6 +109,10 @@ def verdict_cell(comp: dominance.Comparison | None, unit: str, why_not: str = ""
     if comp is None:
         return f"not compared ({why_not or 'one mode missing'})"
     if comp.testbed_bound:
+        if unverified_only(comp.testbed_reasons):
+            return (f"{dominance.TESTBED_BOUND}, no verdict: the fidelity checks did not all "
+                    f"run ({'; '.join(comp.testbed_reasons)}); multicast vs unicast median "
+                    f"{fmt_pct(comp.effects['median'])} as measured on an unverified testbed")
         return (f"{dominance.TESTBED_BOUND}, no verdict: the emulator could not keep up "
                 f"({'; '.join(comp.testbed_reasons)}); multicast vs unicast median "
                 f"{fmt_pct(comp.effects['median'])} as measured on the overloaded testbed")
@@ -422,7 +426,9 @@ def sentence(pair: Pair) -> str:
 
 def testbed_note(pair: Pair) -> str:
     """Why a pair is testbed-bound, and what would make it network-bound (or faithful)."""
-    return (f"Host-bound runs: {' | '.join(pair.host_bound_reasons)}. "
+    what = ("Unverified runs" if unverified_only(pair.host_bound_reasons)
+            else "Host-bound runs")
+    return (f"{what}: {' | '.join(pair.host_bound_reasons)}. "
             f"{advice_sentence(pair.host_bound_reasons)}")
 
 
@@ -430,9 +436,9 @@ def fidelity_cell(pair: Pair) -> str:
     """'network-bound', 'faithful, hosts saturated (k of n runs)', 'testbed-bound (k of n
     runs host-bound)' or 'unknown'."""
     bounds = [b for bs in pair.fidelity.values() for b in bs]
-    host = sum(b == "host" for b in bounds)
-    if host:
-        return f"testbed-bound ({host} of {len(bounds)} runs host-bound)"
+    withheld = bound_cell(bounds)
+    if withheld:
+        return withheld
     if any(b == "unknown" for b in bounds):
         return "fidelity unknown (runs made without the monitor)"
     saturated = sum(b == "saturated" for b in bounds)

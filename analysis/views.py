@@ -37,6 +37,7 @@ from scipy import stats as sps
 
 from analysis import modes, stats
 from analysis.load import Campaign, aggregate_throughput
+from analysis.testbed import bound_cell, no_verdict
 
 if TYPE_CHECKING:
     from analysis.analyse import Analysis, Pair
@@ -369,8 +370,8 @@ def axis_cells(campaign: Campaign, table: pd.DataFrame, design: Design, axis: st
             sub = g[g[axis].isin([ref, other])]
             names = (level_text(axis, ref), level_text(axis, other))
             bounds = sub["fidelity_bound"].tolist()
-            host = sum(b == "host" for b in bounds)
-            fid = (f"testbed-bound ({host} of {len(bounds)} runs host-bound)" if host
+            withheld = bound_cell(bounds)
+            fid = (withheld if withheld
                    else "fidelity unknown (runs made without the monitor)"
                    if "unknown" in bounds else "network-bound")
             verdicts = {}
@@ -381,10 +382,10 @@ def axis_cells(campaign: Campaign, table: pd.DataFrame, design: Design, axis: st
                     continue
                 v = modes.judge_values(vals, metric=mkey, statistic=statistic, alpha=alpha,
                                        margin=margin, compared=f"the {plural}", per=noun)
-                if host:
+                if withheld:
                     reasons = [f"{r}: {w}" for r, b, w in zip(
                         sub["run_id"], bounds, _reasons(campaign, sub), strict=True)
-                        if b == "host"]
+                        if no_verdict(b)]
                     modes.mark_testbed_bound(v, reasons)
                 verdicts[mkey] = v
             runs = (int((sub[axis] == ref).sum()), int((sub[axis] == other).sum()))

@@ -58,7 +58,12 @@ names the CPU whose hosts dropped the largest share and ``drops_by_cpu_text`` gi
 figures.
 
 A sampler that gives nothing (cyclictest refused to start, say) is a warning in the run
-and in the report, never a silent gap.
+and in the report, never a silent gap. A check that could not run (a sampler that gave
+nothing, the hosts' cgroup v2 counters or a router's counters missing, no measurement
+window at all) makes the run *unverified*: ``verified`` is false, ``unverified`` names what
+is missing, ``emulator.faithful`` is false, and analysis gives such a run no verdict;
+``bound`` is still the one judged on what was measured. A record without ``verified``
+(made before it existed) reads as verified (:func:`is_verified`).
 
 Example::
 
@@ -287,6 +292,16 @@ def unfaithful_emulation(fid: dict[str, Any]) -> list[str] | None:
     if emulator.get("faithful", True):
         return None
     return [str(r) for r in emulator.get("reasons") or []] or ["the emulator was unfaithful"]
+
+
+def is_verified(fid: dict[str, Any]) -> bool:
+    """Whether every check of a run's fidelity record ran (records made before
+    ``verified`` existed read as verified).
+
+    >>> is_verified({"bound": "network"}), is_verified({"verified": False})
+    (True, False)
+    """
+    return fid.get("verified", True) is not False
 
 
 def router_window(a: dict[str, int], b: dict[str, int]) -> dict[str, Any]:
@@ -559,6 +574,7 @@ class Monitor:
         self._samplers: dict[str, subprocess.Popen[bytes]] = {}
         self._sampler_exit: dict[str, int | None] = {}  # exit status before we stopped it
         self.notes: list[str] = []
+        self.missing: list[str] = []  # checks that could not run: the run is unverified
         self.routers: dict[str, dict[str, Any]] = {}  # user-mode router -> router_window
 
     # --- window -----------------------------------------------------------------------
@@ -654,6 +670,7 @@ class Monitor:
             self.notes.append(f"wake-up sampler {where} {how}"
                               + (f": {said}" if said else "")
                               + " (timer lateness not measured there)")
+            self.missing.append(f"timer lateness {where} (its sampler {how})")
             return None, None
         return p99, mx
 
@@ -725,6 +742,8 @@ class Monitor:
         else:
             self.notes.append("no measurement window: the agents never all reported discovery "
                               "complete, so the host metrics were not taken")
+            self.missing.append("the measurement window (the agents never all reported "
+                                "discovery complete)")
         metrics["pub_rate_achieved_share"] = _round(
             pub_rate_share(agents_dir, cfg["publishers"], cfg.get("pub_rate") or 0))
         if capture_drops:
@@ -753,11 +772,17 @@ class Monitor:
             cores = next(iter(self.cpu.cores.values()), None)
             if saturation:
                 out["saturation_text"] = saturation_text(cores, metrics)
-            out["emulator"] = {"faithful": not emulator, "reasons": emulator,
-                               "hosts": self.cpu.describe()}
             if window and metrics.get("shortfall_share") is None:
                 self.notes.append("the hosts' allocation was not verified: no cgroup v2 CPU "
                                   "time and pressure on this machine")
+                self.missing.append("the hosts' allocation (no cgroup v2 CPU time and "
+                                    "pressure)")
+            if window and (self._softnet0 is None or self._softnet1 is None):
+                self.missing.append("kernel backlog drops (/proc/net/softnet_stat not read)")
+            out["emulator"] = {"faithful": not emulator and not self.missing,
+                               "reasons": emulator, "hosts": self.cpu.describe()}
+        out["verified"] = not self.missing
+        out["unverified"] = list(self.missing)
         warnings = list(self.notes)
         short = short_window_warning(window, cfg.get("execution_time"))
         if short:
@@ -785,6 +810,7 @@ class Monitor:
         if missing:
             self.notes.append("user-mode router counters not read on " + ", ".join(missing)
                               + ": whether they kept up is unknown")
+            self.missing.append("user-mode router counters on " + ", ".join(missing))
         metrics["router_drop_share"] = max(shares) if shares else None
 
     def _limited_metrics(self, metrics: dict[str, float | None],

@@ -535,6 +535,10 @@ class CampaignRunner:
                 f"{len(bad)} agent process(es) failed, e.g. {name} exit {code}: "
                 f"{manifest.get('stderr_tails', {}).get(name, '')}"
             )
+        if "cpu_engaged_s" in manifest and manifest["cpu_engaged_s"] is None:
+            raise RunFailed("the hosts' CPU limits (cpu_from = 'measurement') never took "
+                            "effect: the agents never all reported discovery complete, so "
+                            "the run measured unlimited hosts")
         why = samehost.problem(manifest["same_host"], cfg["agent"]) if manifest.get(
             "same_host") else None
         if why:
@@ -748,6 +752,9 @@ class CampaignRunner:
             out["fidelity"] = run.monitor.result(run.sampler.rows, run.t_rows0, cfg,
                                                  work / "agents", out.get("capture_drops"))
             fid = out["fidelity"]
+            if not fidelity.is_verified(fid):
+                prog.log(f"{cfg['run_id']}: UNVERIFIED, no verdict: not checked: "
+                         + "; ".join(fid.get("unverified") or []) + " (manifest: fidelity)")
             if fid["bound"] == "host":
                 prog.log(f"{cfg['run_id']}: HOST-BOUND, the testbed could not keep up: "
                          + "; ".join(fid["reasons"]) + " (manifest: fidelity)")

@@ -234,6 +234,8 @@ def validate(path: Path | str, *, check_machine: bool = True, quick: bool = Fals
             raise ScenarioError(path, key, str(exc)) from None
     for spec in specs.values():
         _check_against(path, sc, spec)
+    for vname, spec in specs.items():
+        _check_cpu_from(path, sc, vname, spec)
     if sc.cluster is not None:
         from topologies.cluster import placement
 
@@ -311,6 +313,28 @@ def _check_cpu_capacity(path: Path, sc: Scenario, vname: str, spec: Any) -> None
     why = cpulimit.spec_problem(spec)
     if why:
         raise ScenarioError(path, key("cpu"), why)
+
+
+# Agents that print no "discovery complete" line: the runner never sees their discovery
+# end, so limits deferred to the measurement (cpu_from = "measurement") would never engage
+# and the run would measure unlimited hosts labelled with their limit.
+NO_DISCOVERY_LINE = {"rti": "RTI Perftest prints no 'discovery complete' line"}
+
+
+def _check_cpu_from(path: Path, sc: Scenario, vname: str, spec: Any) -> None:
+    """``cpu_from = "measurement"`` only with agents whose discovery the runner sees."""
+    if spec.params.get("cpu_from") != "measurement":
+        return
+    for kind in sc.agent_kinds():
+        if kind in NO_DISCOVERY_LINE:
+            where = ("topology.variants." + vname
+                     if vname and "cpu_from" in sc.topology.variants[vname]
+                     else "topology.params")
+            raise ScenarioError(
+                path, f"{where}.cpu_from",
+                f"'measurement' cannot engage with agent {kind!r}: "
+                f"{NO_DISCOVERY_LINE[kind]}, so the hosts' limits would never take effect "
+                "and the run would measure unlimited hosts; allowed with it: 'start'")
 
 
 def _check_against(path: Path, sc: Scenario, spec: Any) -> None:

@@ -114,3 +114,49 @@ def test_runs_taken_again_are_named_in_the_report(tmp_path: Path) -> None:
     assert line.startswith("**Taken again: 1 of 4 runs** (multicast 1)")
     assert (f"{run.name}: attempt 1 (superseded/20261203T051500Z): timer wake-up latency "
             "p99 outside the hosts: 5923 µs") in line
+
+
+def test_an_unverified_run_gives_no_verdict_and_is_named(tmp_path: Path) -> None:
+    """A run whose fidelity checks did not all run (a wake-up sampler gave nothing) is
+    excluded from verdicts as a host-bound run is, and the report names it with what was
+    not checked; its manifest still says network-bound."""
+    import json
+
+    out = write_campaign(tmp_path / "unv", counts=(3,), designs=("multicast-better",),
+                         seconds=10, campaign="unv", repetitions=3)
+    a = analyse(load.load_campaign(out), n_boot=50)
+    assert a.pairs[0].verdicts["latency"].outcome == "multicast better"  # as measured
+    run = next(d for d in sorted(out.iterdir()) if "multicast-r1" in d.name)
+    man = json.loads((run / "manifest.json").read_text())
+    man["fidelity"].update(verified=False,
+                           unverified=["timer lateness in h1 (its sampler gave no data)"])
+    (run / "manifest.json").write_text(json.dumps(man))
+    camp = load.load_campaign(out)
+    row = camp.runs.set_index("run_id").loc[run.name]
+    assert row["fidelity_bound"] == "unverified"
+    assert row["fidelity_reasons"] == ("unverified, not checked: timer lateness in h1 (its "
+                                       "sampler gave no data)")
+    a = analyse(camp, n_boot=50)
+    pair = a.pairs[0]
+    assert pair.testbed_bound
+    assert pair.verdicts["latency"].outcome == "testbed-bound"
+    assert pair.comparisons["latency"].verdict == dominance.TESTBED_BOUND
+    row = verdicts.verdict_table(a).iloc[0]
+    assert row["fidelity"] == "unverified (1 of 6 runs: fidelity checks did not all run)"
+    assert row["latency test"].startswith("testbed-bound, no verdict: the fidelity checks "
+                                          "did not all run")
+    assert f"Unverified runs: {run.name}: unverified" in row["explanation"]
+    text = report.write_report(a, tmp_path / "report").report.read_text()
+    line = next(ln for ln in text.splitlines() if ln.startswith("**1 of 6 runs were unverified"))
+    assert f"{run.name}: unverified, not checked: timer lateness in h1" in line
+    assert "To verify the runs: a wake-up sampler that runs" in line
+    assert "No run of the 6 was host-bound" in text
+
+
+def test_records_without_verified_read_as_verified() -> None:
+    assert load.fidelity_row({"bound": "network", "reasons": []})["fidelity_bound"] == "network"
+    row = load.fidelity_row({"bound": "host", "reasons": ["socket drops"], "verified": False,
+                             "unverified": ["the measurement window"]})
+    assert row["fidelity_bound"] == "unverified"
+    assert row["fidelity_reasons"] == ("unverified, not checked: the measurement window "
+                                       "(and socket drops)")
