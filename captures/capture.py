@@ -168,10 +168,8 @@ def start(net: Testbed, points: dict[str, tuple[str, str]], out_dir: Path, snapl
                 # the capture is apparatus: outside a CPU-limited host's allocation
                 # A user-mode router's link is captured on the host's kernel, where its veth
                 # is (topologies/uml.py), not inside the router's own kernel.
-                where_run = {"outside": True} if node in (getattr(net, "uml", None) or {}) \
-                    else {}
                 proc = net.popen(node, argv, stdout=lf, stderr=lf, host_cpu=False,
-                                 **where_run)
+                                 outside=node in net.uml)
             cap.points.append(_Point(name, node, ifname, proc, log, pcap))
             ips = (local_ips or {}).get(name) or _local_ips(net, node, ifname)
             meta[name] = {"node": node, "ifname": ifname, "ips": ips,

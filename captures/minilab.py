@@ -61,6 +61,7 @@ class Lab:
         self.switches: list[str] = []
         self.routers: list[str] = []
         self.daemons: dict[str, Any] = {}
+        self.uml: dict[str, Any] = {}  # no router has a kernel of its own here
         self.querier_ready_at: dict[str, float] = {}
         # Made fresh and private (0700) on __enter__: never an existing, guessable path.
         self.workdir = Path()
@@ -88,7 +89,8 @@ class Lab:
 
     def popen(self, ns: str | None, argv: Sequence[str], env: dict[str, str] | None = None,
               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-              host_cpu: bool = True, network_plane: bool = False) -> subprocess.Popen[bytes]:
+              host_cpu: bool = True, network_plane: bool = False,
+              outside: bool = False) -> subprocess.Popen[bytes]:
         """Start argv in namespace ``ns`` (None: the root namespace), recorded in the
         ledger. ``host_cpu`` and ``network_plane`` are the network's signature; this lab
         limits no CPU and raises no priority."""
@@ -111,8 +113,8 @@ class Lab:
                     **kwargs: Any) -> subprocess.Popen:
         raise NotImplementedError("the lab starts no helpers that report readiness")
 
-    def run(self, node: str, argv: Sequence[str],
-            timeout: float = 30) -> subprocess.CompletedProcess:
+    def run(self, node: str, argv: Sequence[str], timeout: float = 30,
+            outside: bool = False) -> subprocess.CompletedProcess:
         full = list(argv) if node is None else ["ip", "netns", "exec", node, *argv]
         return subprocess.run(full, capture_output=True, text=True, timeout=timeout,
                               check=False, preexec_fn=self._private_shm())

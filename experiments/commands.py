@@ -80,6 +80,18 @@ def _check_only(path: Path, quick: bool = False, results: Path | None = None) ->
     print(f"{path}: valid; campaign {sc.campaign.name}, {len(runs)} runs")
     for r in runs:
         print(f"  {r['run_id']}")
+    from topologies.cpulimit import faithful_cpu_gaps
+
+    for variant, spec in specs.items():
+        gaps = faithful_cpu_gaps(spec.params)
+        if gaps:
+            where = f"topology variant {variant!r}" if len(specs) > 1 else "[topology] params"
+            print(f"note: {path}: {where} limits the hosts' CPU (cpu = {spec.params['cpu']}) "
+                  f"without the settings measured faithful: {'; '.join(gaps)}. Without them "
+                  "a scenario of only cpu = 0.4 on 4 hosts was unfaithful at 75x75 in both "
+                  "runs tried (timer outside the hosts 10.6 and 11.9 ms late at p99, limit "
+                  "5 ms) where the shipped seed003-scaled presets are faithful "
+                  "(experiments/README.md, \"Fixed-capacity hosts\")")
     return 0
 
 

@@ -326,9 +326,9 @@ def router_window(a: dict[str, int], b: dict[str, int]) -> dict[str, Any]:
     return {"offered": offered, "dropped": dropped, "drop_share": _round(_share(dropped, offered))}
 
 
-def router_counters(net: Any) -> dict[str, dict[str, int]]:
+def router_counters(net: Testbed) -> dict[str, dict[str, int]]:
     """{router: its counters} of every user-mode router of `net` (none on the host's kernel)."""
-    return {r: u.counters() for r, u in (getattr(net, "uml", None) or {}).items()}
+    return {r: u.counters() for r, u in net.uml.items()}
 
 
 def saturation_text(cores: float | None, metrics: dict[str, float | None]) -> str:

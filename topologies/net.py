@@ -425,12 +425,12 @@ class Network:
             # /tmp, which the router's mount namespace shares (its /run is its own).
             state = Path(tempfile.mkdtemp(prefix=f"mcastlab-{self.tag}-uml-{r}-"))
             self.ledger.record_dir(state)
-            routers[r] = UmlRouter(self, r, state)
+            routers[r] = UmlRouter(self, r, state, umid=f"{self.tag}{r}", mtu=self.mtu())
         self.sh_each([(r, u.host_side_lines(), "joining the router's links to its kernel")
                       for r, u in routers.items()])
         for r, u in routers.items():
             self.step = ("starting the user-mode router", r)
-            u.start()
+            self.log(f"== {r}: user-mode router: {' '.join(u.start())}")
             self.uml[r] = u
         for r, u in routers.items():
             self.step = ("waiting for the user-mode router", r)

@@ -45,6 +45,8 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from mcastlab.testbed import Testbed
+
 UML_KERNEL = "linux.uml"
 UML_MODULES = Path("/usr/lib/uml/modules")
 EXEC_SCRIPT = Path(__file__).resolve().parent / "uml_exec.py"
@@ -75,9 +77,11 @@ def tap_name(index: int) -> str:
 class UmlRouter:
     """One user-mode router: its taps and glue, its kernel process, its command channel."""
 
-    def __init__(self, net: Any, router: str, state_dir: Path):
+    def __init__(self, net: Testbed, router: str, state_dir: Path, umid: str, mtu: str = ""):
         self.net = net
         self.router = router
+        self.umid = umid  # unique on this machine: the testbed's tag and the router's name
+        self.mtu = mtu  # the network's `ip link set` MTU words (topologies.net.Network.mtu)
         self.intfs: list[str] = list(net.spec.addresses[router])
         self.state_dir = state_dir  # uml_dir (mconsole, pid) and the init script
         self.console_log = Path(net.workdir) / f"uml_{router}.log"
@@ -106,8 +110,8 @@ class UmlRouter:
             lines += [
                 f"ip tuntap add mode tap name {tap}",
                 f"sysctl -qw net.ipv6.conf.{intf}.disable_ipv6=1",
-                f"ip link set {intf} {self.net.mtu()}up",
-                f"ip link set {tap} {self.net.mtu()}up",
+                f"ip link set {intf} {self.mtu}up",
+                f"ip link set {tap} {self.mtu}up",
             ]
             for a, b in ((intf, tap), (tap, intf)):
                 lines += [f"tc qdisc add dev {a} handle ffff: ingress",
@@ -149,24 +153,24 @@ class UmlRouter:
                                "(setup.sh does)")
         argv = ["unshare", "--pid", "--fork", "--kill-child", kernel, f"mem={MEMORY}",
                 "root=/dev/root", "rootfstype=hostfs", "hostfs=/", "ro", f"init={init}",
-                f"uml_dir={self.state_dir}", f"umid={self.net.tag}{self.router}",
+                f"uml_dir={self.state_dir}", f"umid={self.umid}",
                 "con=null", "con0=null,fd:1", "ssl=null", "quiet"]
         for k, intf in enumerate(self.intfs):
             argv.append(f"vec{k}:transport=tap,ifname={tap_name(k)},mac={self.mac_of(intf)}")
         argv.append(f"vec{len(self.intfs)}:transport=tap,ifname={MGMT_INTF}")
         return argv
 
-    def start(self) -> None:
+    def start(self) -> list[str]:
         """Start the kernel (recorded in the ledger like every process); :meth:`wait_ready`
-        waits for its command server."""
+        waits for its command server. Returns its command line."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
         argv = self.kernel_argv(self.render_init())
-        self.net.log(f"== {self.router}: user-mode router: {' '.join(argv)}")
         self._started = time.monotonic()
         with open(self.console_log, "w") as log:
             # The router's kernel is its network plane: above the hosts, as every daemon.
             self.proc = self.net.popen(self.router, argv, network_plane=True, outside=True,
                                        what=UML_KERNEL, stdout=log, stderr=log)
+        return argv
 
     def wait_ready(self, timeout: float = BOOT_TIMEOUT_S) -> None:
         deadline = time.monotonic() + timeout
