@@ -22,9 +22,9 @@ no address there; a tap (``ut0``) carries its frames to and from the router's ke
 tc's mirred action joins the two in both directions (no bridge, no learning). Inside, the
 interface gets the veth's name and MAC, so configurations, captures and read-backs name
 the same interfaces whichever kernel routes. The router's root file system is the host's,
-read-only (hostfs), with private tmpfs on /run, /tmp, /var/tmp and /dev/shm and the
-network's work directory read-write, so it runs this machine's pimd, FRR and smcroute with
-their usual configuration and no image.
+read-only (hostfs; /tmp included, where the project itself may be), with private tmpfs
+on /run, /var/tmp and /dev/shm and the network's work directory read-write, so it runs
+this machine's pimd, FRR and smcroute with their usual configuration and no image.
 
 Commands reach the router through a management tap (``umgmt``) and
 :mod:`topologies.uml_exec`: the node's `wrap` puts the client before every argv, so the
