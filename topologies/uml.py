@@ -22,9 +22,10 @@ no address there; a tap (``ut0``) carries its frames to and from the router's ke
 tc's mirred action joins the two in both directions (no bridge, no learning). Inside, the
 interface gets the veth's name and MAC, so configurations, captures and read-backs name
 the same interfaces whichever kernel routes. The router's root file system is the host's,
-read-only (hostfs; /tmp included, where the project itself may be), with private tmpfs
-on /run, /var/tmp and /dev/shm and the network's work directory read-write, so it runs
-this machine's pimd, FRR and smcroute with their usual configuration and no image.
+read-only (hostfs), with private tmpfs on /run, /tmp, /var/tmp and /dev/shm, the project
+mounted back read-only where it lives under /tmp, and the network's work directory
+read-write, so it runs this machine's pimd, FRR and smcroute with their usual
+configuration and no image.
 
 Commands reach the router through a management tap (``umgmt``) and
 :mod:`topologies.uml_exec`: the node's `wrap` puts the client before every argv, so the
@@ -45,6 +46,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from mcastlab.paths import REPO_ROOT
 from mcastlab.testbed import Testbed
 
 UML_KERNEL = "linux.uml"
@@ -135,7 +137,16 @@ class UmlRouter:
         # mount it through a link of a plain name to the work directory.
         work_link = self.state_dir / "work"
         work_link.symlink_to(Path(self.net.workdir).resolve())
+        project = REPO_ROOT.resolve()
+        project_mount = "# the project is not under /tmp: seen through the root"
+        if project.is_relative_to("/tmp"):
+            project_link = self.state_dir / "project"
+            project_link.symlink_to(project)
+            project_mount = (f"mkdir -p {shlex.quote(str(project))}\n"
+                             f"mount -r -t hostfs -o {shlex.quote(str(project_link))} hostfs "
+                             f"{shlex.quote(str(project))}")
         text = Template(INIT_TEMPLATE.read_text()).substitute(
+            project_mount=project_mount,
             router=self.router, workdir=shlex.quote(str(Path(self.net.workdir).resolve())),
             work_link=shlex.quote(str(work_link)),
             interfaces="\n".join(renames), mgmt_intf=f"vec{len(self.intfs)}",

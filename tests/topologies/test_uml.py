@@ -141,7 +141,7 @@ def test_a_bad_router_kernel_is_refused_naming_the_choices() -> None:
 
 def test_the_init_script_renders_every_variable() -> None:
     text = Template(uml.INIT_TEMPLATE.read_text()).substitute(
-        router="r1", workdir="'/tmp/run 1,2'", work_link="/tmp/s/work",
+        router="r1", workdir="'/tmp/run 1,2'", work_link="/tmp/s/work", project_mount="",
         interfaces="ip link set vec0 name r1-eth0",
         mgmt_intf="vec1", mgmt_addr=uml.MGMT_ROUTER, python=sys.executable,
         exec_script=str(uml.EXEC_SCRIPT), port=uml.EXEC_PORT)
