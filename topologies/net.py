@@ -65,6 +65,8 @@ PTY_LINE_MAX = 4000
 # Longest script passed as one argv string (the kernel's MAX_ARG_STRLEN is 128 KiB);
 # longer ones are written to a file in the work directory and run from there.
 ARGV_SCRIPT_MAX = 100_000
+# How long teardown waits for the user-mode routers' kernels to be gone (see stop).
+UML_EXIT_WAIT_S = 10.0
 # Scripts run through argv at once by sh_each (each a process of its own: a gate, nsenter,
 # and for a user-mode router its command client).
 ARGV_PARALLEL = 8
@@ -707,7 +709,15 @@ class Network:
                 d.save_logs()
         if self.servers is not None:
             self.servers.close()  # each server of a cluster stops what its ledger lists
+        kernels = [pid for u in self.uml.values() for pid in u.kernel_pids()]
         report = self.ledger.release()
+        # The ledger waits for the recorded `unshare` of each user-mode router; its kernel
+        # and helpers die after it: wait for them too, so that the next network (or
+        # measurement) does not share the machine with a router still freeing its memory.
+        deadline = time.monotonic() + UML_EXIT_WAIT_S
+        while kernels and time.monotonic() < deadline:
+            kernels = [p for p in kernels if Path(f"/proc/{p}").exists()]
+            time.sleep(0.05)
         if self.ledger.path.exists():  # kept: a server of a cluster could not be cleaned
             for line in report:
                 if "not cleaned" in line:

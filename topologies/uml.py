@@ -203,6 +203,18 @@ class UmlRouter:
         raise RuntimeError(f"user-mode router {self.router}: {state}; its console "
                            f"({self.console_log}) ends: {' | '.join(tail) or 'nothing'}")
 
+    def kernel_pids(self) -> list[int]:
+        """The router kernel's own pid (the init of its pid namespace, the child of the
+        recorded `unshare`): once it is gone, every process of the router is (the kernel
+        reaps a pid namespace before its init's exit completes)."""
+        if self.proc is None:
+            return []
+        pid = self.proc.pid
+        try:
+            return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
     def counters(self) -> dict[str, int]:
         """What this router was offered and could not take in, since it started: frames its
         taps could not hand to its kernel (``tx_dropped`` of each tap: the kernel did not
