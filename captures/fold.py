@@ -102,6 +102,17 @@ def start(points: Mapping[str, list[Path]]) -> Future[Folded]:
     return fut
 
 
+def _json_object(path: Path) -> dict | None:
+    """The JSON object in `path`; None when there is no such file or it holds no object."""
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WireError(f"{path}: not readable JSON ({exc})") from None
+    return data if isinstance(data, dict) else None
+
+
 def check_run_dir(run: Path) -> None:
     """Refuse a run directory of a results folder from elsewhere that would make the wire
     analysis read or write outside it (mcastlab/safepath.py): its campaign's
@@ -110,26 +121,18 @@ def check_run_dir(run: Path) -> None:
     ``pcaps/`` or in ``wire/`` (the tables are written there)."""
     try:
         index = run.parent / "campaign.json"
-        if index.is_file():
-            try:
-                data = json.loads(index.read_text())
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise WireError(f"{index}: not readable JSON ({exc})") from None
-            if isinstance(data, dict):
-                safepath.index_run_ids(index, data)
+        data = _json_object(index)
+        if data is not None:
+            safepath.index_run_ids(index, data)
         for name in ("manifest.json", "pcaps", "wire"):
             link = safepath.symlink_below(run / name)
             if link is not None:
                 raise WireError(f"{link}: a symbolic link inside the run directory; the wire "
                                 "analysis reads and writes only inside it")
         manifest = run / "manifest.json"
-        if manifest.is_file():
-            try:
-                data = json.loads(manifest.read_text())
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise WireError(f"{manifest}: not readable JSON ({exc})") from None
-            if isinstance(data, dict):
-                safepath.manifest_members(manifest, data)
+        data = _json_object(manifest)
+        if data is not None:
+            safepath.manifest_members(manifest, data)
     except UnsafeResults as exc:
         raise WireError(str(exc)) from None
 
