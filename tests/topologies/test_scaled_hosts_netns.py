@@ -27,7 +27,10 @@ How isolation and proportionality are measured: one continuous 1 -> 1 per compar
 its condition changed every 0.5 s (each host's quota written in place, or the
 neighbours' busy loops stopped and continued), the bytes the receiving host receives
 counted over the last 0.4 s of each, each condition compared with the others of its
-cycle, then the median over the cycles. Runs built seconds apart on this machine differ
+cycle, then the median over the cycles. Isolation is decided by the median's 95%
+interval (order statistics), not by its value: cycles go on until the interval lies
+inside the bound or wholly outside it, and one that still straddles it after 120 cycles
+is a skip naming the noise. Runs built seconds apart on this machine differ
 by more than what is compared: single 4 s runs spread by 7-14% with no steal, and within
 one run the rate moved between levels 25-35% apart from one second to the next. Built a
 network per run, the same known answers read up to 10.2% off (proportionality, 12 rounds
@@ -64,7 +67,9 @@ pytestmark = [
     pytest.mark.skipif(cpulimit.version() is None, reason="no cgroup CPU controller here"),
 ]
 
-ISOLATION_CYCLES = 20  # of idle / saturated neighbours, 0.5 s each
+ISOLATION_CYCLES = 20  # of idle / saturated neighbours, 0.5 s each, before the first look
+ISOLATION_LOOK_EVERY = 10  # cycles between looks at the median's interval after that
+ISOLATION_MAX_CYCLES = 120  # 2 minutes: then an interval straddling the bound is a skip
 PROPORTIONALITY_CYCLES = 24  # of 0.2 / 0.3 / 0.5 core, 0.5 s each
 T = TypeVar("T")
 
@@ -93,19 +98,35 @@ def _agent() -> None:
         pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
 
 
-def _isolation(workdir: Path, sender: str, receiver: str, neighbours: list[str]
-               ) -> tuple[float, list[dict[str, float]]]:
+def _isolation(workdir: Path, sender: str, receiver: str, neighbours: list[str],
+               bound: float) -> tuple[float, list[dict[str, float]]]:
     """Saturated over idle neighbours: the median over cycles of a 1 -> 1's throughput
-    with the neighbours saturated over the same cycle's throughput with them idle."""
+    with the neighbours saturated over the same cycle's throughput with them idle.
+
+    Cycles go on (20, then a look every 10, at most 120) until the median's 95% interval
+    lies inside ``1 +- bound`` or wholly outside it; one that still straddles a side
+    after 120 cycles is a skip naming the machine's noise, not a verdict either way."""
+    def decided(cycles: list[dict[str, float]]) -> bool:
+        return scaled.within(cycles, bound, ISOLATION_CYCLES, ISOLATION_LOOK_EVERY) is not None
+
     with topologies.build(_lan(0.4, pin=True, step_us=250), workdir=workdir) as net:
         _ready(net)
         cycles = _unstolen(partial(scaled.against_neighbours, net, workdir, sender, receiver,
-                                   neighbours, ISOLATION_CYCLES),
+                                   neighbours, ISOLATION_MAX_CYCLES, decided),
                            f"{sender} -> {receiver}, {', '.join(neighbours)} idle / saturated")
+    ratios = [c["saturated"] / c["idle"] for c in cycles]
     ratio = scaled.saturated_over_idle(cycles)
+    low, high = scaled.median_interval(ratios)
     print(f"isolation, {sender} -> {receiver} at 0.4 core: saturated / idle neighbours "
-          f"({', '.join(neighbours)}), median of {len(cycles)} cycles {ratio:.3f}; per cycle "
-          + ", ".join(f"{c['saturated'] / c['idle']:.2f}" for c in cycles))
+          f"({', '.join(neighbours)}), median of {len(cycles)} cycles {ratio:.3f} "
+          f"(95% interval {low:.3f}-{high:.3f}); per cycle "
+          + ", ".join(f"{r:.2f}" for r in ratios))
+    if not decided(cycles):
+        pytest.skip(f"{sender} -> {receiver}: after {len(cycles)} cycles the median "
+                    f"saturated / idle ratio {ratio:.3f} has the 95% interval {low:.3f}-"
+                    f"{high:.3f}, which straddles the {bound:.0%} bound: this machine's rate "
+                    f"wanders too much from second to second (per-cycle ratios "
+                    f"{min(ratios):.2f}-{max(ratios):.2f}, no steal) to tell")
     return ratio, cycles
 
 
@@ -113,10 +134,11 @@ def test_isolation_from_saturated_neighbours(workdir: Path) -> None:
     """A CPU-bound host whose work stays in it (a 1 -> 1 from h1 to itself) keeps its
     throughput within 5% when the three other hosts go from idle to saturated."""
     _agent()
-    ratio, cycles = _isolation(workdir, "h1", "h1", ["h2", "h3", "h4"])
+    ratio, cycles = _isolation(workdir, "h1", "h1", ["h2", "h3", "h4"], 0.05)
     # Measured: 0.995-1.015 in six runs. On unpinned hosts, whose threads move between
-    # the CPUs the busy loops take, 0.954 with cycles from 0.68 to 1.43.
-    assert abs(ratio - 1) <= 0.05, cycles
+    # the CPUs the busy loops take, 0.954 with cycles from 0.68 to 1.43. A CI machine's
+    # 20 cycles once read 1.079 with per-cycle ratios 0.70-1.40 (interval 0.89-1.28).
+    assert scaled.within(cycles, 0.05, ISOLATION_CYCLES, ISOLATION_LOOK_EVERY), (ratio, cycles)
 
 
 def test_a_sender_across_hosts_pays_for_waking_its_reader(workdir: Path) -> None:
@@ -129,8 +151,8 @@ def test_a_sender_across_hosts_pays_for_waking_its_reader(workdir: Path) -> None
     before them (unpinned hosts 1.05-1.09); a real receiver's kernel pays for its own
     deliveries. The bound says how far a host's neighbours may move a sender: 15%."""
     _agent()
-    ratio, cycles = _isolation(workdir, "h1", "h2", ["h3", "h4"])
-    assert abs(ratio - 1) <= 0.15, cycles
+    ratio, cycles = _isolation(workdir, "h1", "h2", ["h3", "h4"], 0.15)
+    assert scaled.within(cycles, 0.15, ISOLATION_CYCLES, ISOLATION_LOOK_EVERY), (ratio, cycles)
 
 
 def test_throughput_proportional_to_cores(workdir: Path) -> None:
