@@ -57,6 +57,8 @@ FACTORS: tuple[tuple[str, str, str], ...] = (
     ("placement_variant", "placement", "participants per host (H-fanout)"),
     ("fanout", "fan-out", "host socket fan-out (H-fanout)"),
     ("same_host", "same-host transport", "same-host shared memory in unicast only (H-shm)"),
+    ("heartbeat_timing", "heartbeat timing",
+     "how often writers ask for acknowledgements (Perftest's 10 ms or the scaled 1-3 s)"),
     ("reliable", "reliability", "reliability and repair (H-repair)"),
     ("agent", "implementation", "the DDS implementation (H-impl)"),
 )

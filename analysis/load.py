@@ -267,6 +267,9 @@ def load_campaign(path: str | Path) -> Campaign:
             "placement_variant": str(cfg.get("placement_variant", "")),
             "fanout": str(cfg.get("fanout", "kernel")),
             "same_host": str(cfg.get("same_host", "udp")),
+            # asked for ("" unset: each agent's own); what ran: heartbeat_timing_run
+            "heartbeat_timing": str(cfg.get("heartbeat_timing", "")),
+            "heartbeat_timing_run": str(manifest.get("heartbeat_timing") or ""),
             "latency_count": int(cfg.get("latency_count") or 0),
             "pub_rate": int(cfg.get("pub_rate") or 0),
             "test": str(cfg.get("test", "throughput")),

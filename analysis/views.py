@@ -51,7 +51,7 @@ COMPARED = {
 # Every column that names a matrix point; a cell of one axis fixes all the others.
 POINT_COLUMNS = ("test", "data_len", "publishers", "subscribers", "agent", "mode",
                  "placement_variant", "reliable", "topology_variant", "fanout", "same_host",
-                 "latency_count", "pub_rate", "discovery")
+                 "heartbeat_timing", "latency_count", "pub_rate", "discovery")
 # Per test: (key, label, unit, run statistic, lower is better) of every verdict's metric
 RTT_METRICS = (
     ("rtt_median", "RTT median", "µs", "median", True),
@@ -87,6 +87,8 @@ def level_text(axis: str, value: object) -> str:
         return "reliable" if bool(value) else "best effort"
     if axis == "data_len":
         return size_label(float(value))  # type: ignore[arg-type]
+    if axis == "heartbeat_timing":
+        return f"{value} heartbeats"
     return str(value)
 
 
@@ -326,7 +328,7 @@ class AxisCell:
         if "publishers" in self.shown or "subscribers" in self.shown:
             parts.append(f"{p.get('publishers')}×{p.get('subscribers')}")
         for a in ("agent", "mode", "placement_variant", "reliable", "topology_variant",
-                  "fanout", "same_host"):
+                  "fanout", "same_host", "heartbeat_timing"):
             if a != self.axis and a in self.shown and p.get(a) not in ("", None):
                 parts.append(level_text(a, p[a]))
         return ", ".join(parts) or "every run"

@@ -155,7 +155,9 @@ PUBLISHER_BATCHING = ["-batchSize", "0"]
 # 25 + 25 it took 13.5 s). The native agent's -scaleSettings (heartbeat 1-3 s, SPDP 10 s,
 # Cyclone's buffers; applied only in tests of more than 20 participants, printed and in the
 # effective QoS, manifest agent_qos) is what makes large tests run; Fast DDS and Connext
-# set heartbeats per writer and need nothing of the kind.
+# set heartbeats per writer and need nothing of the kind. It is a factor of the scenario
+# ([matrix] heartbeat_timing: "perftest" or "scaled"; unset, the native agent gets it),
+# and the manifest says which timing each run's writers had (heartbeat_timing()).
 NATIVE_SCALE = ["-scaleSettings"]
 NATIVE_KINDS = ("native", "native-asan")
 LARGE_TEST = 20  # participants (publishers + subscribers) above which the agent applies it
@@ -164,6 +166,28 @@ LARGE_TEST = 20  # participants (publishers + subscribers) above which the agent
 # unpaced multicast run more than 120 s: in large tests the agents wait up to 240 s and the
 # run's timeout is the limit (a scenario's extra_args may set another bound).
 LARGE_DISCOVERY_TIMEOUT = ["-discoveryTimeout", "240"]
+
+
+def heartbeat_timing(cfg: dict[str, Any]) -> str | None:
+    """The heartbeat timing a run's writers get ([matrix] heartbeat_timing, schema.py):
+    "scaled" (the native agent's -scaleSettings) only in tests of more than LARGE_TEST
+    participants, where the agent applies it; "perftest" otherwise; None for ddsperf,
+    which is not Perftest (Cyclone's default timing).
+
+    >>> heartbeat_timing({"agent": "native", "publishers": 25, "subscribers": 25})
+    'scaled'
+    >>> heartbeat_timing({"agent": "native", "publishers": 25, "subscribers": 25,
+    ...                   "heartbeat_timing": "perftest"})
+    'perftest'
+    >>> heartbeat_timing({"agent": "native", "publishers": 10, "subscribers": 10})
+    'perftest'
+    """
+    kind = cfg["agent"]
+    if kind not in PERFTEST_KINDS:
+        return None
+    asked = cfg.get("heartbeat_timing") or ("scaled" if kind in NATIVE_KINDS else "perftest")
+    large = cfg["publishers"] + cfg["subscribers"] > LARGE_TEST
+    return "scaled" if asked == "scaled" and large else "perftest"
 
 
 def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
@@ -212,7 +236,7 @@ def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
             args += ["-latencyFile", str(latency_file)]
     extra = list(cfg.get("agent_extra_args", []))
     if pubs + subs > LARGE_TEST:  # what large tests need, unless the scenario gave it
-        for wanted, option in ((cfg["agent"] in NATIVE_KINDS, NATIVE_SCALE),
+        for wanted, option in ((heartbeat_timing(cfg) == "scaled", NATIVE_SCALE),
                                (native, LARGE_DISCOVERY_TIMEOUT)):
             if wanted and option[0] not in extra:
                 args += option

@@ -17,6 +17,10 @@ default are named only when the axis has both values, and their configuration ha
 
 The same-host transport axis (``[matrix] same_host``) too:
 ``lan-rel-100B-fastdds-samehost-shm-3x3-unicast-r1``; "udp" runs have no ``same_host`` key.
+And the heartbeat timing axis (``[matrix] heartbeat_timing``), named only when the
+scenario gives it: ``lan-rel-100B-hb-perftest-25x25-unicast-r1``; without it runs have no
+``heartbeat_timing`` key (each agent's own timing). "scaled" is run only with agents that
+have it (SCALED_KINDS), as "shm" only with agents that have shared memory.
 
 ``[matrix] design = "one-at-a-time"`` keeps only the runs that change at most one of the
 named axes from its first value (the baseline): an ablation of each factor alone. The one
@@ -39,7 +43,7 @@ import itertools
 from typing import Any
 
 from experiments import placement as placement_mod
-from experiments.schema import SHM_MISSING, Scenario, ScenarioError, shm_agent
+from experiments.schema import SCALED_KINDS, SHM_MISSING, Scenario, ScenarioError, shm_agent
 
 # A run directory is renamed from ".<run id>.partial": that name must fit the file
 # system's 255-byte limit (NAME_MAX).
@@ -55,16 +59,18 @@ def _size(n: int) -> str:
 
 def _changed_factors(values: tuple[str, ...], baseline: tuple[str, ...]) -> int:
     """How many of the ablation factors (topology variant, placement variant, reliability,
-    agent, fan-out, same-host transport) differ from the baseline's (each axis' first
-    value)."""
+    agent, fan-out, same-host transport, heartbeat timing) differ from the baseline's (each
+    axis' first value)."""
     return sum(v != b for v, b in zip(values, baseline, strict=True))
 
 
 def _in_design(sc: Scenario, values: tuple[str, ...], baseline: tuple[str, ...]) -> bool:
     """Whether a combination of the factors (in _changed_factors' order) is run."""
-    kind, same_host = values[3], values[5]
+    kind, same_host, heartbeat = values[3], values[5], values[6]
     if same_host == "shm" and kind in SHM_MISSING:
         return False  # refused at validation unless the design leaves these out
+    if heartbeat == "scaled" and kind not in SCALED_KINDS:
+        return False  # likewise: only the native agent has -scaleSettings
     if sc.matrix.design == "factorial":
         return True
     changed = _changed_factors(values, baseline)
@@ -77,10 +83,12 @@ def _in_design(sc: Scenario, values: tuple[str, ...], baseline: tuple[str, ...])
 
 def _factor_axes(sc: Scenario) -> tuple[list[str], ...]:
     """The ablation factors' values, in _changed_factors' order: topology variants,
-    placements, reliability, agents, fan-out, same-host transport."""
+    placements, reliability, agents, fan-out, same-host transport, heartbeat timing ("":
+    each agent's own)."""
     m = sc.matrix
     return (list(sc.topology.resolved()), _placement_names(sc), list(m.reliability),
-            sc.agent_kinds(), list(m.fanout), list(m.same_host))
+            sc.agent_kinds(), list(m.fanout), list(m.same_host),
+            list(m.heartbeat_timing or [""]))
 
 
 def _baseline(sc: Scenario) -> tuple[str, ...]:
@@ -95,10 +103,10 @@ def _factor_count(sc: Scenario) -> int:
     switch (:func:`_in_design`), so those candidates are enumerated."""
     axes = _factor_axes(sc)
     if sc.matrix.design == "factorial":
-        kinds, same_hosts = axes[3], axes[5]
-        agent_transport = len(kinds) * len(same_hosts)
-        if "shm" in same_hosts:
-            agent_transport -= sum(k in SHM_MISSING for k in kinds)
+        kinds, same_hosts, heartbeats = axes[3], axes[5], axes[6]
+        agent_transport = sum(
+            _in_design(sc, ("", "", "", k, "", s, h), ())
+            for k, s, h in itertools.product(kinds, same_hosts, heartbeats))
         return (len(axes[0]) * len(axes[1]) * len(axes[2]) * len(axes[4])
                 * agent_transport)
     baseline = _baseline(sc)
@@ -107,7 +115,7 @@ def _factor_count(sc: Scenario) -> int:
         wanted |= {(*baseline[:i], v, *baseline[i + 1:]) for v in axis}
     kind = shm_agent(sc)
     if kind is not None:
-        wanted |= {(*baseline[:3], kind, baseline[4], v) for v in axes[5]}
+        wanted |= {(*baseline[:3], kind, baseline[4], v, baseline[6]) for v in axes[5]}
     return sum(_in_design(sc, c, baseline) for c in wanted)
 
 
@@ -155,12 +163,13 @@ def run_count(sc: Scenario) -> int:
 
 
 def _cell(tname: str, pname: str, test: str, rel: str, dlen: int, lcount: int, rate: int,
-          pubs: int, subs: int, rep: int, kind: str, fan: str, same_host: str, mode: str,
-          disc: str) -> dict[str, Any]:
+          pubs: int, subs: int, rep: int, kind: str, fan: str, same_host: str,
+          heartbeat: str, mode: str, disc: str) -> dict[str, Any]:
     return {"topology variant": tname, "placement": pname, "test": test, "reliability": rel,
             "data_len": dlen, "latency_count": lcount, "pub_rate": rate,
             "count": f"{pubs}x{subs}", "repetition": rep, "agent": kind, "fanout": fan,
-            "same_host": same_host, "mode": mode, "discovery": disc}
+            "same_host": same_host, "heartbeat_timing": heartbeat, "mode": mode,
+            "discovery": disc}
 
 
 def _collision(path: str, run_id: str, a: dict[str, Any], b: dict[str, Any]) -> ScenarioError:
@@ -199,7 +208,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     # (baseline_repetitions) runs its extra ones after the others' last.
     points = (
         (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,
-         mode, disc)
+         heartbeat, mode, disc)
         for tname, pname, test, rel, dlen in itertools.product(
             topo_params, variants, m.tests, m.reliability, m.data_len)
         for (lcount, rate), (pubs, subs) in itertools.product(
@@ -209,6 +218,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
         for kind in kinds
         for fan in m.fanout
         for same_host in m.same_host
+        for heartbeat in m.heartbeat_timing or [""]
         for mode in m.modes
         for disc in _discoveries(sc, mode)
     )
@@ -216,8 +226,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     paced = any(m.pub_rate)
     for point in points:
         (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,
-         mode, disc) = point
-        values = (tname, pname, rel, kind, fan, same_host)
+         heartbeat, mode, disc) = point
+        values = (tname, pname, rel, kind, fan, same_host, heartbeat)
         if not _in_design(sc, values, baseline):
             continue
         if rep > (m.baseline_repetitions_of(pubs, subs) if values == baseline
@@ -242,6 +252,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
             parts.append(f"fanout-{fan}")
         if m.same_host != ["udp"]:
             parts.append(f"samehost-{same_host}")
+        if heartbeat:
+            parts.append(f"hb-{heartbeat}")
         group = "-".join(parts)
         mode_tag = mode if disc == "spdp-multicast" else f"{mode}-peers"
         run_id = f"{group}-{pubs}x{subs}-{mode_tag}-r{rep}"
@@ -261,6 +273,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
                 "run_id": run_id,
                 **({"fanout": fan} if fan != "kernel" else {}),
                 **({"same_host": same_host} if same_host != "udp" else {}),
+                **({"heartbeat_timing": heartbeat} if heartbeat else {}),
                 "campaign": sc.campaign.name,
                 "scenario": scenario_path,
                 "group": group,

@@ -770,6 +770,8 @@ class CampaignRunner:
                                for n, c in exit_codes.items() if c != 0}
         out["fanout"] = self._fanout_evidence(cfg, work / "agents", exit_codes)
         out["agent_qos"] = agent_qos_evidence(cfg, work / "agents", exit_codes)
+        # what the writers ran: [matrix] heartbeat_timing, or the agent's own at this count
+        out["heartbeat_timing"] = agents_mod.heartbeat_timing(cfg)
         if exit_codes:  # transports, same-host pairs, data by path
             before, after = run.netdev or ({}, {})
             out["same_host"] = samehost.evidence(cfg, work / "agents", before, after)

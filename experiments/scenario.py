@@ -34,8 +34,10 @@ from experiments.schema import (
     AGENT_KINDS,
     AGENT_MAX_DATA_LEN,
     FANOUTS,
+    HEARTBEAT_TIMING_MISSING,
     NO_MEASURABLE_EFFECT,
     PERFTEST_MIN_DATA_LEN,
+    SCALED_KINDS,
     SHM_MISSING,
     Agent,
     Campaign,
@@ -391,6 +393,7 @@ def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
             in_axis = f" (agent {kind!r} of matrix.agents)" if sc.matrix.agents else ""
             raise ScenarioError(path, "agent.extra_args", why + in_axis)
     _check_same_host(path, sc)
+    _check_heartbeat_timing(path, sc)
     _check_baseline_repetitions(path, sc)
     if "latency" in m.tests:
         for pubs, _subs in m.count_pairs():
@@ -442,6 +445,37 @@ def _check_same_host(path: Path, sc: Scenario) -> None:
             + (" (with design = 'one-at-a-time' the 'shm' switch runs on the first of them in "
                "matrix.agents)" if m.design == "factorial" and len(lacking) < len(kinds) else "")
             + f"; allowed for {k!r}: 'udp'")
+
+
+def _check_heartbeat_timing(path: Path, sc: Scenario) -> None:
+    """``matrix.heartbeat_timing``: Perftest agents only; "scaled" needs an agent with
+    -scaleSettings (the native agent) for every run the design would make with it, and
+    "perftest" cannot be asked together with -scaleSettings in agent.extra_args."""
+    m = sc.matrix
+    if m.heartbeat_timing is None:
+        return
+    key = "matrix.heartbeat_timing"
+    kinds = sc.agent_kinds()
+    if "ddsperf" in kinds:
+        raise ScenarioError(path, key, "agent 'ddsperf' is not Perftest: it runs Cyclone's "
+                            "default timing and has neither; allowed: no heartbeat_timing in a "
+                            "campaign with ddsperf")
+    if "perftest" in m.heartbeat_timing and "-scaleSettings" in sc.agent.extra_args:
+        raise ScenarioError(path, key, "'perftest' contradicts -scaleSettings in "
+                            "agent.extra_args; allowed: 'scaled' here instead of the option")
+    if "scaled" not in m.heartbeat_timing:
+        return
+    lacking = [k for k in kinds if k not in SCALED_KINDS]
+    first_scaled = m.heartbeat_timing[0] == "scaled"
+    if lacking and (len(lacking) == len(kinds) or (m.design == "one-at-a-time" and first_scaled)):
+        k = lacking[0]
+        raise ScenarioError(
+            path, key,
+            f"'scaled' cannot run with agent {k!r}: {HEARTBEAT_TIMING_MISSING[k]}; agents with "
+            f"it: {', '.join(SCALED_KINDS)}"
+            + (" (a one-at-a-time design would leave out that agent's runs: 'perftest' first)"
+               if len(lacking) < len(kinds) else "")
+            + f"; allowed for {k!r}: 'perftest'")
 
 
 def _check_baseline_repetitions(path: Path, sc: Scenario) -> None:

@@ -41,6 +41,25 @@ SHM_MISSING = {
     "ddsperf": "ddsperf is not Perftest: it has no -transport (and Cyclone DDS 0.10.2 has no "
                "shared-memory transport)",
 }
+# Heartbeat and acknowledgement timing of the writers in tests of more than 20
+# participants, an ablation axis (HEARTBEAT_TIMINGS): "perftest" (Perftest's ThroughputQos
+# at every count: heartbeats every 10 ms, 1 ms near a full window, NACKs answered at once,
+# 2 MiB / 1 MiB socket buffers) or "scaled" (the native agent's -scaleSettings: heartbeats
+# every 1-3 s, SPDP every 10 s, Cyclone's socket buffers; Cyclone has one heartbeat interval
+# for every writer of a participant, discovery's too). Unset: each agent's own ("scaled"
+# for the native agent, Perftest's for the others). Up to 20 participants both are
+# Perftest's. Only agents that have -scaleSettings can run "scaled" (SCALED_KINDS).
+HeartbeatTiming = Literal["perftest", "scaled"]
+HEARTBEAT_TIMINGS: tuple[str, ...] = get_args(HeartbeatTiming)
+SCALED_KINDS = ("native", "native-asan")
+HEARTBEAT_TIMING_MISSING = {
+    "fastdds": "Fast DDS sets heartbeats per writer, so the agent has no -scaleSettings: its "
+               "writers run Perftest's timing at every count",
+    "fastdds-asan": "Fast DDS sets heartbeats per writer, so the agent has no -scaleSettings: "
+                    "its writers run Perftest's timing at every count",
+    "rti": "RTI Perftest runs its own QoS profiles (its heartbeats per writer) and has no "
+           "-scaleSettings",
+}
 AgentKind = Literal["native", "native-asan", "fastdds", "fastdds-asan", "rti", "ddsperf"]
 AGENT_KINDS: tuple[str, ...] = get_args(AgentKind)
 # Cyclone DDS, Fast DDS and RTI Connext all map participant index i to port
@@ -257,9 +276,13 @@ class Matrix(_Strict):
     fanout: list[Fanout] = Field(default_factory=lambda: ["kernel"])
     # Same-host pairs, an ablation axis (SAME_HOSTS): "udp" (the default) and/or "shm".
     same_host: list[SameHost] = Field(default_factory=lambda: ["udp"])
+    # Heartbeat timing in tests of more than 20 participants, an ablation axis
+    # (HEARTBEAT_TIMINGS); unset, each agent's own, and run ids do not name it.
+    heartbeat_timing: list[HeartbeatTiming] | None = None
     # factorial: every combination of the axes' values. one-at-a-time: an ablation design;
     # the first value of each named axis (topology variants, placements, agents, fanout,
-    # same_host, reliability) is the baseline and a run changes at most one of them, so k
+    # same_host, heartbeat_timing, reliability) is the baseline and a run changes at most
+    # one of them, so k
     # axes of two values cost k + 1 groups instead of 2^k (analysis/ablation.py reads it
     # back). "shm" with a baseline agent that has no shared memory is switched on the first
     # agent that has (shm_agent).
@@ -274,6 +297,11 @@ class Matrix(_Strict):
     @classmethod
     def _same_host(cls, v: list[str]) -> list[str]:
         return _distinct_choices(v, SAME_HOSTS, "one or both of")
+
+    @field_validator("heartbeat_timing")
+    @classmethod
+    def _heartbeat_timing(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else _distinct_choices(v, HEARTBEAT_TIMINGS, "one or both of")
 
     @field_validator("agents")
     @classmethod

@@ -1,0 +1,136 @@
+"""The ``[matrix] heartbeat_timing`` axis: Perftest's heartbeat and acknowledgement timing
+at every count ("perftest") or the native agent's -scaleSettings above 20 participants
+("scaled"), named by the scenario instead of implied by the participant count.
+
+Validation before anything is built (an agent without -scaleSettings, ddsperf, a
+contradiction with agent.extra_args: one message naming file, key, reason and what is
+allowed), the expansion (existing campaigns keep their ids and configurations; "scaled" is
+left out for agents that do not have it), the agents' command lines and what the manifest
+records. Pure logic, no root (the wire: tests/captures/test_heartbeat_spacing_netns.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import topologies
+from experiments import agents, matrix
+from experiments import scenario as scenario_mod
+from experiments.scenario import ScenarioError
+
+SCENARIO = """\
+[campaign]
+name = "hb"
+[topology]
+name = "lan"
+params = {{ hosts = 4 }}
+[agent]
+kind = "{kind}"
+[matrix]
+participants = [{count}]
+modes = ["unicast"]
+execution_time = 5
+"""
+IPS = {h: f"10.0.0.{i}" for i, h in enumerate(["h1", "h2", "h3", "h4"], 1)}
+
+
+def _write(tmp_path: Path, extra: str = "", kind: str = "native", count: int = 12) -> Path:
+    path = tmp_path / "hb.toml"
+    path.write_text(SCENARIO.format(kind=kind, count=count) + extra)
+    return path
+
+
+def _runs(path: Path) -> list[dict[str, Any]]:
+    sc, specs = scenario_mod.validate(path, check_machine=False)
+    return matrix.expand(sc, {v: list(topologies.host_names(s)) for v, s in specs.items()})
+
+
+def _scaled(run: dict[str, Any]) -> set[bool]:
+    return {"-scaleSettings" in p.argv for p in agents.build(run, IPS, Path("/run/a"))}
+
+
+def test_unset_keeps_ids_configs_and_the_native_agents_scaling(tmp_path: Path) -> None:
+    runs = _runs(_write(tmp_path))
+    assert [r["run_id"] for r in runs] == ["lan-rel-100B-12x12-unicast-r1"]
+    assert "heartbeat_timing" not in runs[0]  # resume: stored configs lack the key
+    assert _scaled(runs[0]) == {True}
+    assert agents.heartbeat_timing(runs[0]) == "scaled"
+
+
+def test_both_timings_are_named_in_ids_configs_and_command_lines(tmp_path: Path) -> None:
+    runs = _runs(_write(tmp_path, 'heartbeat_timing = ["perftest", "scaled"]\n'))
+    assert [r["run_id"] for r in runs] == ["lan-rel-100B-hb-perftest-12x12-unicast-r1",
+                                           "lan-rel-100B-hb-scaled-12x12-unicast-r1"]
+    assert [r["heartbeat_timing"] for r in runs] == ["perftest", "scaled"]
+    assert [_scaled(r) for r in runs] == [{False}, {True}]
+    assert [agents.heartbeat_timing(r) for r in runs] == ["perftest", "scaled"]
+
+
+def test_up_to_20_participants_both_are_perftests(tmp_path: Path) -> None:
+    """-scaleSettings has no effect up to 20 participants; the manifest says what ran."""
+    runs = _runs(_write(tmp_path, 'heartbeat_timing = ["scaled"]\n', count=10))
+    assert [agents.heartbeat_timing(r) for r in runs] == ["perftest"]
+    assert _scaled(runs[0]) == {False}
+
+
+@pytest.mark.parametrize("kind", ["fastdds", "rti"])
+def test_scaled_with_an_agent_without_it_is_refused(tmp_path: Path, kind: str) -> None:
+    path = _write(tmp_path, 'heartbeat_timing = ["scaled"]\n', kind=kind)
+    with pytest.raises(ScenarioError) as e:
+        scenario_mod.validate(path, check_machine=False)
+    msg = str(e.value)
+    assert str(path) in msg and "matrix.heartbeat_timing" in msg and kind in msg
+    assert "allowed for" in msg and "'perftest'" in msg
+
+
+def test_ddsperf_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, 'heartbeat_timing = ["perftest"]\n', kind="ddsperf")
+    with pytest.raises(ScenarioError, match=r"ddsperf.*not Perftest"):
+        scenario_mod.validate(path, check_machine=False)
+
+
+def test_perftest_contradicting_extra_args_is_refused(tmp_path: Path) -> None:
+    text = SCENARIO.format(kind="native", count=12).replace(
+        'kind = "native"', 'kind = "native"\nextra_args = ["-scaleSettings"]')
+    path = tmp_path / "hb.toml"
+    path.write_text(text + 'heartbeat_timing = ["perftest"]\n')
+    with pytest.raises(ScenarioError, match="contradicts -scaleSettings"):
+        scenario_mod.validate(path, check_machine=False)
+
+
+def test_unknown_and_repeated_values_are_refused(tmp_path: Path) -> None:
+    for bad in ('["often"]', '["scaled", "scaled"]', "[]"):
+        with pytest.raises(ScenarioError, match="heartbeat_timing"):
+            scenario_mod.validate(_write(tmp_path, f"heartbeat_timing = {bad}\n"),
+                                  check_machine=False)
+
+
+def test_factorial_leaves_scaled_out_for_agents_without_it(tmp_path: Path) -> None:
+    runs = _runs(_write(tmp_path, 'agents = ["native", "fastdds"]\n'
+                                  'heartbeat_timing = ["perftest", "scaled"]\n'))
+    got = sorted((r["agent"], r["heartbeat_timing"]) for r in runs)
+    assert got == [("fastdds", "perftest"), ("native", "perftest"), ("native", "scaled")]
+    sc, _ = scenario_mod.validate(tmp_path / "hb.toml", check_machine=False)
+    assert matrix.run_count(sc) == len(runs)
+
+
+def test_one_at_a_time_switches_the_timing_on_the_baseline_agent(tmp_path: Path) -> None:
+    runs = _runs(_write(tmp_path, 'agents = ["native", "fastdds"]\n'
+                                  'heartbeat_timing = ["perftest", "scaled"]\n'
+                                  'design = "one-at-a-time"\n'))
+    got = sorted((r["agent"], r["heartbeat_timing"]) for r in runs)
+    assert got == [("fastdds", "perftest"), ("native", "perftest"), ("native", "scaled")]
+    sc, _ = scenario_mod.validate(tmp_path / "hb.toml", check_machine=False)
+    assert matrix.run_count(sc) == len(runs)
+
+
+def test_one_at_a_time_with_scaled_first_and_an_agent_without_it_is_refused(
+        tmp_path: Path) -> None:
+    path = _write(tmp_path, 'agents = ["native", "fastdds"]\n'
+                            'heartbeat_timing = ["scaled", "perftest"]\n'
+                            'design = "one-at-a-time"\n')
+    with pytest.raises(ScenarioError, match="'perftest' first"):
+        scenario_mod.validate(path, check_machine=False)
