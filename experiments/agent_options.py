@@ -85,6 +85,9 @@ class Opt:
     # kind "int" (strtoll, the whole value) or "num" (strtod, the whole value); None where
     # it takes the value as text or parses it itself.
     nat: NativeRule | None = None
+    # The Cyclone DDS agent only: the Fast DDS agent parses it (shared options.c) and refuses
+    # it at start.
+    cyclone_only: bool = False
 
     @property
     def takes_value(self) -> bool:
@@ -233,6 +236,7 @@ EXTENSIONS: tuple[Opt, ...] = (
     Opt("-totalParticipants", "", "both", "int", 2, 200_000, native=True,
         nat=("int", 2, 200_000)),
     Opt("-scaleSettings", "", "both", "flag", native=True),
+    Opt("-scaleDiscovery", "", "both", "flag", native=True, cyclone_only=True),
     Opt("-maxParticipantIndex", "", "both", "int", 0, 120, native=True,
         refuse=f"{RUNNER} (from the placement)", nat=("int", 0, 120)),
 )
@@ -443,7 +447,9 @@ def perftest_errors(args: list[str], *, native: bool = False) -> list[str]:
 # ---- [agent] extra_args ----------------------------------------------------------------
 
 def _accepts(o: Opt, kind: str) -> bool:
-    return o.pro and o.key != "" if kind == "rti" else o.native
+    if kind == "rti":
+        return o.pro and o.key != ""
+    return o.native and not (o.cyclone_only and kind.startswith("fastdds"))
 
 
 def check_extra_args(args: list[str], kind: str = "native") -> str | None:

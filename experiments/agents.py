@@ -156,9 +156,13 @@ PUBLISHER_BATCHING = ["-batchSize", "0"]
 # Cyclone's buffers; applied only in tests of more than 20 participants, printed and in the
 # effective QoS, manifest agent_qos) is what makes large tests run; Fast DDS and Connext
 # set heartbeats per writer and need nothing of the kind. It is a factor of the scenario
-# ([matrix] heartbeat_timing: "perftest" or "scaled"; unset, the native agent gets it),
-# and the manifest says which timing each run's writers had (heartbeat_timing()).
+# ([matrix] heartbeat_timing: "perftest", "scaled" or "scaled-discovery"; unset, the native
+# agent gets -scaleSettings), and the manifest says which timing each run's writers had
+# (heartbeat_timing()).
 NATIVE_SCALE = ["-scaleSettings"]
+# ... or only until discovery completes, then Perftest's timing and socket buffers
+# ([matrix] heartbeat_timing = "scaled-discovery"; perftest-wrappers/native/perftiming.c).
+NATIVE_SCALE_DISCOVERY = ["-scaleDiscovery"]
 NATIVE_KINDS = ("native", "native-asan")
 LARGE_TEST = 20  # participants (publishers + subscribers) above which the agent applies it
 # The mcastlab agents' own bound on discovery (120 s by default; Perftest waits without
@@ -170,9 +174,10 @@ LARGE_DISCOVERY_TIMEOUT = ["-discoveryTimeout", "240"]
 
 def heartbeat_timing(cfg: dict[str, Any]) -> str | None:
     """The heartbeat timing a run's writers get ([matrix] heartbeat_timing, schema.py):
-    "scaled" (the native agent's -scaleSettings) only in tests of more than LARGE_TEST
-    participants, where the agent applies it; "perftest" otherwise; None for ddsperf,
-    which is not Perftest (Cyclone's default timing).
+    "scaled" (the native agent's -scaleSettings) or "scaled-discovery" (-scaleDiscovery)
+    only in tests of more than LARGE_TEST participants, where the agent applies them;
+    "perftest" otherwise; None for ddsperf, which is not Perftest (Cyclone's default
+    timing).
 
     >>> heartbeat_timing({"agent": "native", "publishers": 25, "subscribers": 25})
     'scaled'
@@ -185,9 +190,15 @@ def heartbeat_timing(cfg: dict[str, Any]) -> str | None:
     kind = cfg["agent"]
     if kind not in PERFTEST_KINDS:
         return None
-    asked = cfg.get("heartbeat_timing") or ("scaled" if kind in NATIVE_KINDS else "perftest")
+    extra = cfg.get("agent_extra_args") or []
+    own = ("scaled-discovery" if NATIVE_SCALE_DISCOVERY[0] in extra
+           else "scaled" if kind in NATIVE_KINDS or NATIVE_SCALE[0] in extra else "perftest")
+    asked = cfg.get("heartbeat_timing") or own
     large = cfg["publishers"] + cfg["subscribers"] > LARGE_TEST
-    return "scaled" if asked == "scaled" and large else "perftest"
+    # the scenario check refuses "scaled*" for agents without the options; an agent that
+    # has none of them given runs Perftest's timing whatever a configuration says
+    has_it = kind in NATIVE_KINDS or own != "perftest"
+    return asked if asked.startswith("scaled") and large and has_it else "perftest"
 
 
 def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
@@ -236,7 +247,9 @@ def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
             args += ["-latencyFile", str(latency_file)]
     extra = list(cfg.get("agent_extra_args", []))
     if pubs + subs > LARGE_TEST:  # what large tests need, unless the scenario gave it
-        for wanted, option in ((heartbeat_timing(cfg) == "scaled", NATIVE_SCALE),
+        timing = heartbeat_timing(cfg)
+        for wanted, option in ((timing == "scaled", NATIVE_SCALE),
+                               (timing == "scaled-discovery", NATIVE_SCALE_DISCOVERY),
                                (native, LARGE_DISCOVERY_TIMEOUT)):
             if wanted and option[0] not in extra:
                 args += option

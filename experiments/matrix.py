@@ -17,10 +17,13 @@ default are named only when the axis has both values, and their configuration ha
 
 The same-host transport axis (``[matrix] same_host``) too:
 ``lan-rel-100B-fastdds-samehost-shm-3x3-unicast-r1``; "udp" runs have no ``same_host`` key.
-And the heartbeat timing axis (``[matrix] heartbeat_timing``), named only when the
-scenario gives it: ``lan-rel-100B-hb-perftest-25x25-unicast-r1``; without it runs have no
-``heartbeat_timing`` key (each agent's own timing). "scaled" is run only with agents that
-have it (SCALED_KINDS), as "shm" only with agents that have shared memory.
+And the heartbeat timing axis (``[matrix] heartbeat_timing``), named when it varies:
+``lan-rel-100B-hb-perftest-25x25-unicast-r1``. A run's configuration has
+``heartbeat_timing`` whenever the scenario gives it, so a finished run of another timing
+is never resumed as this one (a result edit, refused); without it runs have no such key
+(each agent's own timing). "scaled" and "scaled-discovery" are run
+only with agents that have them (SCALED_KINDS), as "shm" only with agents that have
+shared memory.
 
 ``[matrix] design = "one-at-a-time"`` keeps only the runs that change at most one of the
 named axes from its first value (the baseline): an ablation of each factor alone. The one
@@ -69,7 +72,7 @@ def _in_design(sc: Scenario, values: tuple[str, ...], baseline: tuple[str, ...])
     kind, same_host, heartbeat = values[3], values[5], values[6]
     if same_host == "shm" and kind in SHM_MISSING:
         return False  # refused at validation unless the design leaves these out
-    if heartbeat == "scaled" and kind not in SCALED_KINDS:
+    if heartbeat.startswith("scaled") and kind not in SCALED_KINDS:
         return False  # likewise: only the native agent has -scaleSettings
     if sc.matrix.design == "factorial":
         return True
@@ -252,7 +255,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
             parts.append(f"fanout-{fan}")
         if m.same_host != ["udp"]:
             parts.append(f"samehost-{same_host}")
-        if heartbeat:
+        if len(m.heartbeat_timing or []) > 1:
             parts.append(f"hb-{heartbeat}")
         group = "-".join(parts)
         mode_tag = mode if disc == "spdp-multicast" else f"{mode}-peers"

@@ -448,9 +448,10 @@ def _check_same_host(path: Path, sc: Scenario) -> None:
 
 
 def _check_heartbeat_timing(path: Path, sc: Scenario) -> None:
-    """``matrix.heartbeat_timing``: Perftest agents only; "scaled" needs an agent with
-    -scaleSettings (the native agent) for every run the design would make with it, and
-    "perftest" cannot be asked together with -scaleSettings in agent.extra_args."""
+    """``matrix.heartbeat_timing``: Perftest agents only; "scaled" and "scaled-discovery"
+    need an agent with -scaleSettings (the native agent) for every run the design would
+    make with them, and no value can be asked together with -scaleSettings or
+    -scaleDiscovery in agent.extra_args."""
     m = sc.matrix
     if m.heartbeat_timing is None:
         return
@@ -460,19 +461,22 @@ def _check_heartbeat_timing(path: Path, sc: Scenario) -> None:
         raise ScenarioError(path, key, "agent 'ddsperf' is not Perftest: it runs Cyclone's "
                             "default timing and has neither; allowed: no heartbeat_timing in a "
                             "campaign with ddsperf")
-    if "perftest" in m.heartbeat_timing and "-scaleSettings" in sc.agent.extra_args:
-        raise ScenarioError(path, key, "'perftest' contradicts -scaleSettings in "
-                            "agent.extra_args; allowed: 'scaled' here instead of the option")
-    if "scaled" not in m.heartbeat_timing:
+    given = [a for a in ("-scaleSettings", "-scaleDiscovery") if a in sc.agent.extra_args]
+    if given:
+        raise ScenarioError(path, key, f"{given[0]} in agent.extra_args sets the timing itself; "
+                            "allowed: heartbeat_timing or the option, not both ('scaled' is "
+                            "-scaleSettings, 'scaled-discovery' -scaleDiscovery)")
+    scaled = [v for v in m.heartbeat_timing if v.startswith("scaled")]
+    if not scaled:
         return
     lacking = [k for k in kinds if k not in SCALED_KINDS]
-    first_scaled = m.heartbeat_timing[0] == "scaled"
+    first_scaled = m.heartbeat_timing[0] in scaled
     if lacking and (len(lacking) == len(kinds) or (m.design == "one-at-a-time" and first_scaled)):
         k = lacking[0]
         raise ScenarioError(
             path, key,
-            f"'scaled' cannot run with agent {k!r}: {HEARTBEAT_TIMING_MISSING[k]}; agents with "
-            f"it: {', '.join(SCALED_KINDS)}"
+            f"{scaled[0]!r} cannot run with agent {k!r}: {HEARTBEAT_TIMING_MISSING[k]}; agents "
+            f"with it: {', '.join(SCALED_KINDS)}"
             + (" (a one-at-a-time design would leave out that agent's runs: 'perftest' first)"
                if len(lacking) < len(kinds) else "")
             + f"; allowed for {k!r}: 'perftest'")

@@ -43,13 +43,16 @@ SHM_MISSING = {
 }
 # Heartbeat and acknowledgement timing of the writers in tests of more than 20
 # participants, an ablation axis (HEARTBEAT_TIMINGS): "perftest" (Perftest's ThroughputQos
-# at every count: heartbeats every 10 ms, 1 ms near a full window, NACKs answered at once,
-# 2 MiB / 1 MiB socket buffers) or "scaled" (the native agent's -scaleSettings: heartbeats
-# every 1-3 s, SPDP every 10 s, Cyclone's socket buffers; Cyclone has one heartbeat interval
-# for every writer of a participant, discovery's too). Unset: each agent's own ("scaled"
-# for the native agent, Perftest's for the others). Up to 20 participants both are
-# Perftest's. Only agents that have -scaleSettings can run "scaled" (SCALED_KINDS).
-HeartbeatTiming = Literal["perftest", "scaled"]
+# from the start: heartbeats every 10 ms, 1 ms near a full window, NACKs answered at once,
+# 2 MiB / 1 MiB socket buffers), "scaled" (the native agent's -scaleSettings for the whole
+# test: heartbeats every 1-3 s, SPDP every 10 s, Cyclone's socket buffers; Cyclone has one
+# heartbeat interval for every writer of a participant, discovery's too) or
+# "scaled-discovery" (-scaleDiscovery: the scaled timing until every peer has matched,
+# Perftest's from then on, so the measurement runs Perftest's protocol). Unset: each
+# agent's own ("scaled" for the native agent, Perftest's for the others). Up to 20
+# participants all three are Perftest's. Only agents that have -scaleSettings can run
+# "scaled" and "scaled-discovery" (SCALED_KINDS).
+HeartbeatTiming = Literal["perftest", "scaled", "scaled-discovery"]
 HEARTBEAT_TIMINGS: tuple[str, ...] = get_args(HeartbeatTiming)
 SCALED_KINDS = ("native", "native-asan")
 HEARTBEAT_TIMING_MISSING = {
@@ -301,7 +304,7 @@ class Matrix(_Strict):
     @field_validator("heartbeat_timing")
     @classmethod
     def _heartbeat_timing(cls, v: list[str] | None) -> list[str] | None:
-        return None if v is None else _distinct_choices(v, HEARTBEAT_TIMINGS, "one or both of")
+        return None if v is None else _distinct_choices(v, HEARTBEAT_TIMINGS, "one or more of")
 
     @field_validator("agents")
     @classmethod

@@ -324,17 +324,21 @@ static uint64_t h_frag(const void *k) { return hash_bytes(k, 8); }
 static uint64_t h_ctl(const void *k) { return hash_bytes(k, 16); }
 static uint64_t h_topic(const void *k) { return hash_bytes(k, sizeof(mcl_topic)); }
 
-/* Repair detector keys: (writer, sn, fragment[, destination]). The slot position follows
+/* Repair detector keys: (writer, sn, fragment[, destination address and port]): readers in
+ * different processes of one host have their own unicast ports, so a writer's unicast
+ * fan-out to them is one datagram per port to the same address, not a repair (before
+ * 2026-12-07 the key had the address only, and a unicast 75x75's fan-out to the ~18
+ * readers of a host read as 17.7 times its first sends in repairs). The slot position follows
  * the sequence number, so the sends of one writer land in neighbouring slots (cache
  * friendly); the tag (high half) is a full hash of the key. */
-typedef struct { uint32_t weid; uint16_t wpfx; uint16_t pad; uint32_t dst; uint32_t frag; int64_t sn; } repkey;
+typedef struct { uint32_t weid; uint16_t wpfx; uint16_t dport; uint32_t dst; uint32_t frag; int64_t sn; } repkey;
 typedef struct { repkey k; double ts; } fmcrow;
 
 static uint64_t h_rep(const void *key)
 {
     const repkey *k = key;
     uint64_t stream = mix64(((uint64_t)k->weid << 16 | k->wpfx) ^ ((uint64_t)k->dst << 40)
-                            ^ ((uint64_t)k->frag << 48));
+                            ^ ((uint64_t)k->dport << 20) ^ ((uint64_t)k->frag << 48));
     uint64_t local = (stream + (uint64_t)k->sn * 8 + k->frag) & 0xffffffffu;
     uint64_t tag = (stream ^ ((uint64_t)k->sn * 0x9e3779b97f4a7c15ULL)) * 0xc4ceb9fe1a85ec53ULL;
     return (tag >> 32 << 32) | local;
@@ -430,6 +434,7 @@ static int data_is_repair(mcl_agg *a, const mcl_sub *s, const mcl_frame *f)
     k.weid = s->writer_eid; k.wpfx = s->src_prefix; k.sn = s->seq;
     k.frag = s->id == 0x16 ? s->aux1 : 0;
     k.dst = f->dst;
+    k.dport = f->dport;
     uint64_t h = h_rep(&k);
     size_t pos = 0;
     if (a->dup[0].n >= MCL_REPAIR_GENERATION) { rotate(a->dup, sizeof(repkey), h_rep); a->repair_generations++; }
@@ -441,6 +446,7 @@ static int data_is_repair(mcl_agg *a, const mcl_sub *s, const mcl_frame *f)
         }
     }
     k.dst = 0;
+    k.dport = 0;
     h = h_rep(&k);
     if (a->fmc[0].n >= MCL_REPAIR_GENERATION) rotate(a->fmc, sizeof(fmcrow), h_rep);
     fmcrow *m = (fmcrow *)ht_find(&a->fmc[0], &k, h, &pos);

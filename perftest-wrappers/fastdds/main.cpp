@@ -786,6 +786,12 @@ int main(int argc, char **argv)
                          "(only -batchSize 0)\n", PROG, opt.batch_size, FASTRTPS_VERSION_STR);
     return 2;
   }
+  if (opt.scale_discovery) {
+    std::fprintf(stderr, "%s: -scaleDiscovery is the Cyclone DDS agent's: Fast DDS sets heartbeats "
+                         "per writer, so its writers keep Perftest's timing at every count (use "
+                         "neither, or -scaleSettings)\n", PROG);
+    return 2;
+  }
   ms_install_signals();
   opt.batch_size = 0;
   char scale[160];

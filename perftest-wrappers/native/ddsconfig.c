@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* memfd_create */
 #include "ddsconfig.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,14 +37,22 @@ const char *pt_mode_description(const pt_options_t *o)
                       : "data: unicast; discovery: multicast SPDP only (AllowMulticast=spdp)";
 }
 
-bool pt_scale_settings(const pt_options_t *o) { return o->scale_settings && pt_large_test(o); }
+bool pt_scale_settings(const pt_options_t *o)
+{
+  return (o->scale_settings || o->scale_discovery) && pt_large_test(o);
+}
+
+bool pt_scale_discovery_only(const pt_options_t *o) { return o->scale_discovery && pt_large_test(o); }
 
 double pt_heartbeat_interval_s(const pt_options_t *o)
 {
   if (!pt_scale_settings(o)) return PT_HEARTBEAT_PERIOD_S;
   double p = (double)o->est_participants;
   double hb = p * p / 7500.0;
-  return hb < 1.0 ? 1.0 : hb > 3.0 ? 3.0 : hb;
+  hb = hb < 1.0 ? 1.0 : hb > 3.0 ? 3.0 : hb;
+  /* whole milliseconds, as written in the configuration (-scaleDiscovery checks that the
+     domain holds exactly this value before it changes it: perftiming.c) */
+  return (double)llround(hb * 1e3) / 1e3;
 }
 
 double pt_spdp_interval_s(const pt_options_t *o)
@@ -116,7 +125,7 @@ const char *pt_config_xml(const pt_options_t *o, const char *trace_path)
      -scaleSettings in a large test: P^2 / 7500 s, 1 to 3 s (README, "-scaleSettings"). */
   double hb = pt_heartbeat_interval_s(o);
   if (pt_scale_settings(o))
-    add("<HeartbeatInterval>%.2fs</HeartbeatInterval>", hb);
+    add("<HeartbeatInterval>%lldms</HeartbeatInterval>", llround(hb * 1e3));
   else
     add("<HeartbeatInterval min=\"%gms\" minsched=\"%gms\">%gms</HeartbeatInterval>",
         PT_FAST_HEARTBEAT_PERIOD_S * 1e3, PT_FAST_HEARTBEAT_PERIOD_S * 1e3, hb * 1e3);

@@ -16,8 +16,13 @@
    configuration trace (NULL: none). */
 const char *pt_config_xml(const pt_options_t *o, const char *trace_path);
 
-/* -scaleSettings given and the test is large (more than PT_LARGE_TEST participants). */
+/* -scaleSettings or -scaleDiscovery given and the test is large (more than PT_LARGE_TEST
+   participants): the domain starts with the discovery tuning. */
 bool pt_scale_settings(const pt_options_t *o);
+
+/* -scaleDiscovery given and the test is large: the tuning holds until discovery completes,
+   then Perftest's heartbeat timing and socket buffers (perftiming.c). */
+bool pt_scale_discovery_only(const pt_options_t *o);
 
 /* Cyclone HeartbeatInterval (seconds): Perftest's 10 ms, or with pt_scale_settings one that
    grows with the square of the participants, 1 s to 3 s (see ddsconfig.c). */

@@ -26,6 +26,7 @@
 #include "measure.h"
 #include "options.h"
 #include "perftest.h"
+#include "perftiming.h"
 #include "printer.h"
 
 #define TAKE_N 256
@@ -389,6 +390,7 @@ static int run_publisher(void)
   /* Discovery: every subscriber announced, and matched on Throughput (and Latency). */
   bool complete = ms_wait_discovery(ns, ok, pub_fill, pub_progress, &p);
   if (!ms_pub_discovered(complete, ok, p.ready, p.tp_m, p.lrd ? p.lat_m : NULL)) return 1;
+  if (pt_scale_discovery_only(&opt)) pt_perftest_timing_after_discovery(&opt, dp);
 
   /* Send loop. */
   size_t payload = (size_t)(opt.data_len - PT_OVERHEAD_BYTES);
@@ -637,6 +639,7 @@ static int run_subscriber(void)
 
   bool complete = ms_wait_discovery(np, ok, sub_fill, sub_progress, &p);
   if (!ms_sub_discovered(complete, ok)) return 1;
+  if (pt_scale_discovery_only(&opt)) pt_perftest_timing_after_discovery(&opt, dp);
   if (complete) {
     announce(p.ann, MS_ANN_READY, -1, NULL, 0);
     ms_begin_tables();
@@ -665,10 +668,13 @@ int main(int argc, char **argv)
   ms_init(&opt); /* the clock origin, malloc's mmap threshold (see measure.c), stdout's buffer */
   pt_parse_options(argc, argv, &opt);
   ms_install_signals();
-  char scale[200];
-  snprintf(scale, sizeof scale, "on (-scaleSettings): heartbeat interval %.2f s for every writer, "
-           "SPDP every %g s, Cyclone's socket buffers", pt_heartbeat_interval_s(&opt),
-           pt_spdp_interval_s(&opt));
+  char scale[320];
+  snprintf(scale, sizeof scale, "on (%s): heartbeat interval %.2f s for every writer, "
+           "SPDP every %g s, Cyclone's socket buffers%s",
+           opt.scale_discovery ? "-scaleDiscovery" : "-scaleSettings", pt_heartbeat_interval_s(&opt),
+           pt_spdp_interval_s(&opt),
+           opt.scale_discovery ? " until discovery completes, then Perftest's heartbeat timing "
+                                 "and socket buffers" : "");
   ms_print_startup("perftest_cyclone", "Cyclone DDS", DDS_VERSION, pt_scale_settings(&opt) ? scale : NULL);
   if (ms_open_output_file() != 0) return 2;
   if (opt.pub && opt.batch_size > 0)

@@ -229,11 +229,11 @@ void ms_qos(const char *key, const char *value, const char *how_fmt, ...)
   fprintf(stderr, "qos: %s = %s%s%s%s\n", key, value, how[0] ? " (" : "", how, how[0] ? ")" : "");
 }
 
-void ms_socket_buffers(ms_sockbufs_t *out)
+int ms_udp_sockets(int *fds, int cap)
 {
-  memset(out, 0, sizeof *out);
+  int n = 0;
   DIR *d = opendir("/proc/self/fd");
-  if (d == NULL) return;
+  if (d == NULL) return 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     int fd = atoi(e->d_name), v = 0;
@@ -243,13 +243,26 @@ void ms_socket_buffers(ms_sockbufs_t *out)
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 || ss.ss_family != AF_INET) continue;
-    out->sockets++;
-    len = sizeof v;
-    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &len) == 0 && v > out->rcvbuf_max) out->rcvbuf_max = v;
-    len = sizeof v;
-    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, &len) == 0 && v > out->sndbuf_max) out->sndbuf_max = v;
+    if (n < cap) fds[n] = fd;
+    n++;
   }
   closedir(d);
+  return n;
+}
+
+void ms_socket_buffers(ms_sockbufs_t *out)
+{
+  memset(out, 0, sizeof *out);
+  int fds[MS_MAX_UDP_SOCKETS];
+  int n = ms_udp_sockets(fds, MS_MAX_UDP_SOCKETS);
+  out->sockets = n;
+  for (int i = 0; i < n && i < MS_MAX_UDP_SOCKETS; i++) {
+    int v = 0;
+    socklen_t len = sizeof v;
+    if (getsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &v, &len) == 0 && v > out->rcvbuf_max) out->rcvbuf_max = v;
+    len = sizeof v;
+    if (getsockopt(fds[i], SOL_SOCKET, SO_SNDBUF, &v, &len) == 0 && v > out->sndbuf_max) out->sndbuf_max = v;
+  }
 }
 
 void ms_qos_socket_buffers(const char *recv_how, const char *send_how)

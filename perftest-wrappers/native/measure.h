@@ -90,6 +90,9 @@ typedef struct {
   long long rcvbuf_max, sndbuf_max;
 } ms_sockbufs_t;
 void ms_socket_buffers(ms_sockbufs_t *out);
+/* This process's IPv4 UDP sockets: up to cap descriptors in fds; returns how many there are. */
+#define MS_MAX_UDP_SOCKETS 256
+int ms_udp_sockets(int *fds, int cap);
 /* The socket buffer lines (transport.recv_socket_buffer_size, send_...): what the kernel
    granted, half of what getsockopt reports; how: the middleware's setting. */
 void ms_qos_socket_buffers(const char *recv_how, const char *send_how);

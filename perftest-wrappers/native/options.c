@@ -70,6 +70,7 @@ typedef enum {
   O_PID, O_PUB, O_PUB_RATE, O_SEND_QUEUE_SIZE, O_SID, O_SUB, O_TRANSPORT,
   O_DISCOVERY_TIMEOUT, O_FINISH_TIMEOUT, O_LEASE_DURATION, O_SPDP_INTERVAL,
   O_MAX_PARTICIPANT_INDEX, O_NO_PRINT_CONFIG, O_TOTAL_PARTICIPANTS, O_SCALE_SETTINGS,
+  O_SCALE_DISCOVERY,
   O__COUNT
 } opt_id_t;
 
@@ -202,6 +203,7 @@ static const opt_def_t OPTS[] = {
   {"-noPrintConfig", NULL, G_EXT, O_NO_PRINT_CONFIG},
   {"-totalParticipants", "<n>", G_EXT, O_TOTAL_PARTICIPANTS},
   {"-scaleSettings", NULL, G_EXT, O_SCALE_SETTINGS},
+  {"-scaleDiscovery", NULL, G_EXT, O_SCALE_DISCOVERY},
 };
 #define NOPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -293,6 +295,8 @@ static void usage(void)
          "  -leaseDuration S (30) -spdpInterval S (%s) -maxParticipantIndex N\n"
          "  -noPrintConfig -totalParticipants N (2 x the other side's count)\n"
          "  -scaleSettings (off: discovery tuning for more than %d participants, README)\n"
+         "  -scaleDiscovery (off: that tuning until discovery completes, then Perftest's\n"
+         "    heartbeat timing and socket buffers; Cyclone DDS agent only)\n"
          "See %s.\n",
          prog, shmem_missing ? "UDPv4 only: no shared memory in this middleware"
                              : "default: both, as Perftest's XML profile",
@@ -447,12 +451,16 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
     case O_NO_PRINT_CONFIG: o->print_config = false; break;
     case O_TOTAL_PARTICIPANTS: o->est_participants = (int)to_int(d->name, v, 2, 200000); break;
     case O_SCALE_SETTINGS: o->scale_settings = true; break;
+    case O_SCALE_DISCOVERY: o->scale_discovery = true; break;
     case O_UNSUPPORTED:
     case O__COUNT: break;
     }
   }
 
   if (o->pub && o->sub) die("Cannot use '-pub' while setting '-sub'.");
+  if (o->scale_settings && o->scale_discovery)
+    die("-scaleSettings and -scaleDiscovery exclude each other: the first keeps the discovery "
+        "tuning for the whole test, the second only until discovery completes");
   if (!o->pub && !o->sub) die("one of -pub and -sub is required (%s has no default role)", agent_name);
   /* Perftest's role check: every option of the other role's group, in table order, one
      message each. One exception (mcastlab's runner relies on it, NATIVE_CROSS_ROLE in

@@ -65,6 +65,8 @@ typedef struct {
   int max_participant_index; /* -maxParticipantIndex N (unicast discovery) */
   bool print_config;         /* -noPrintConfig clears it */
   bool scale_settings;       /* -scaleSettings: the discovery tuning of large tests (README) */
+  bool scale_discovery;      /* -scaleDiscovery: that tuning until discovery completes, then
+                                Perftest's heartbeat timing and socket buffers (README) */
 } pt_options_t;
 
 /* More than PT_LARGE_TEST participants: no DDS teardown at exit, and with -scaleSettings the

@@ -41,6 +41,7 @@ def run(agent: str, *args: str) -> subprocess.CompletedProcess[str]:
         (["-pub", "-latencyTest", "-batchSize", "100"], "-batchSize"),
         (["-pub", "-domain", "500"], "-domain"),
         (["-pub", "stray"], "stray"),
+        (["-pub", "-scaleSettings", "-scaleDiscovery"], "-scaleDiscovery"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line_naming_the_option(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,49 @@ def test_low_watermark_says_where_a_writer_resumes_also_when_the_user_moves_it(
                                       "920 B"), lines
     assert "once 45 samples of a full window are acknowledged (not the agent's" in lines["user's"]
     assert "set in CYCLONEDDS_URI" in lines["user's"], lines
+
+
+@pytest.mark.parametrize("build", ["release", "asan"])
+def test_scale_discovery_ends_with_perftests_protocol(lab2: NetLab, build: str) -> None:
+    """-scaleDiscovery in a large test (-totalParticipants 100): the discovery tuning at start
+    (heartbeat 1.333 s, Cyclone's socket buffers), then, once the peers have matched, Perftest's
+    heartbeat timing and socket buffers: the last value printed for each setting is
+    Perftest's (agent_qos.parse keeps the last), in the release and the ASan build (the
+    agent reaches into Cyclone's domain state there: perftiming.c)."""
+    agent = str(paths.NATIVE_AGENT if build == "release" else paths.NATIVE_AGENT_ASAN)
+    if not os.access(agent, os.X_OK):
+        pytest.fail(f"{agent} is missing: run ./setup.sh")
+    args = ["-dataLen", "100", "-latencyCount", "100", "-batchSize", "0",
+            "-totalParticipants", "100", "-scaleDiscovery"]
+    res = run_agents(lab2, agent, 1, 1, args, pub_args=["-executionTime", "2"], timeout=60)
+    diag = describe(res)
+    assert all(r.rc == 0 for r in res), diag
+    ref = agent_qos.reference(False)
+    for limit, key in (("rmem_max", "transport.recv_socket_buffer_size"),
+                       ("wmem_max", "transport.send_socket_buffer_size")):
+        granted = min(int(ref[key].split()[0]), kernel_limit(lab2, limit))
+        ref = {**ref, key: f"{granted} B"}
+    for proc in res:
+        assert "scale settings on (-scaleDiscovery)" in proc.stderr, proc.stderr[-2000:]
+        assert "config: discovery complete: from now on Perftest's heartbeat timing" in (
+            proc.stderr), proc.stderr[-2000:]
+        qos = agent_qos.parse(proc.stderr)
+        for key in ("transport.recv_socket_buffer_size", "transport.send_socket_buffer_size"):
+            assert qos[key] == ref[key], (proc.name, key, qos[key], ref[key])
+    pub, _ = pub_and_sub(res)
+    # during discovery: 100^2 / 7500 s in whole ms, the value the agent checks in the domain
+    assert "qos: writer.heartbeat_period = 1333 ms" in pub.stderr
+    qos = agent_qos.parse(pub.stderr)
+    assert qos["writer.heartbeat_period"] == ref["writer.heartbeat_period"] == "10 ms", qos
+
+
+def test_fast_dds_agent_refuses_scale_discovery(tmp_path: Path) -> None:
+    """The Fast DDS agent shares the native agent's parser but has no -scaleDiscovery: it
+    says so and exits with status 2 before DDS starts (no network needed)."""
+    agent = paths.FASTDDS_AGENT
+    if not os.access(agent, os.X_OK):
+        pytest.fail(f"{agent} is missing: run ./setup.sh")
+    r = subprocess.run([str(agent), "-pub", "-scaleDiscovery", "-executionTime", "1"],
+                       capture_output=True, text=True, timeout=30, cwd=tmp_path, check=False)
+    assert r.returncode == 2, r.stderr
+    assert "-scaleDiscovery is the Cyclone DDS agent's" in r.stderr, r.stderr

@@ -172,3 +172,22 @@ def test_row_api_is_bounded(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(dz.DissectError, match=r"MiB of per-packet rows .* use captures\.wire"):
         dz.dissect(run_dir / "pcaps" / "h1-eth0.pcap")
     assert wire.analyse_run(run_dir)["packets"] == 18  # the wire tables keep no rows
+
+
+def test_unicast_fan_out_to_readers_of_one_host_is_not_repair(tmp_path: Path) -> None:
+    """Two readers in two processes of one host (one address, two unicast ports): a sample
+    sent to each is two first sends; sent again to one of them, one repair. Keyed on the
+    address alone, a unicast 75x75's fan-out to the ~18 readers of a host read as 17.7 times
+    its first sends in repairs."""
+    frames = []
+    for k, (sn, port) in enumerate([(1, 7411), (1, 7413), (2, 7411), (2, 7413), (1, 7411)]):
+        pkt = c.udp_frame(c.rtps_header() + c.info_ts() + c.data(sn, PAYLOAD), dst="10.0.0.20",
+                          dport=port, ipid=10 + k)
+        pkt.time = 1000.0 + k * 0.001
+        frames.append(pkt)
+    (tmp_path / "pcaps").mkdir()
+    c.write_pcap(tmp_path / "pcaps" / "h1-eth0.pcap", frames)
+    (tmp_path / "pcaps" / "points.json").write_text(json.dumps({"h1-eth0": {"ips": ["10.0.0.1"]}}))
+    s = wire.analyse_run(tmp_path)
+    assert s["repair_bytes"] == 50 and s["user_data_bytes"] == 5 * 50, s
+    assert s["repair_ratio"] == pytest.approx(50 / 200)

@@ -1,6 +1,8 @@
 """The ``[matrix] heartbeat_timing`` axis: Perftest's heartbeat and acknowledgement timing
-at every count ("perftest") or the native agent's -scaleSettings above 20 participants
-("scaled"), named by the scenario instead of implied by the participant count.
+at every count ("perftest"), the native agent's -scaleSettings above 20 participants
+("scaled") or its -scaleDiscovery (the scaled timing until discovery completes, then
+Perftest's: "scaled-discovery"), named by the scenario instead of implied by the
+participant count.
 
 Validation before anything is built (an agent without -scaleSettings, ddsperf, a
 contradiction with agent.extra_args: one message naming file, key, reason and what is
@@ -76,9 +78,11 @@ def test_up_to_20_participants_both_are_perftests(tmp_path: Path) -> None:
     assert _scaled(runs[0]) == {False}
 
 
-@pytest.mark.parametrize("kind", ["fastdds", "rti"])
-def test_scaled_with_an_agent_without_it_is_refused(tmp_path: Path, kind: str) -> None:
-    path = _write(tmp_path, 'heartbeat_timing = ["scaled"]\n', kind=kind)
+@pytest.mark.parametrize("kind,timing", [("fastdds", "scaled"), ("rti", "scaled"),
+                                         ("fastdds", "scaled-discovery")])
+def test_scaled_with_an_agent_without_it_is_refused(tmp_path: Path, kind: str,
+                                                    timing: str) -> None:
+    path = _write(tmp_path, f'heartbeat_timing = ["{timing}"]\n', kind=kind)
     with pytest.raises(ScenarioError) as e:
         scenario_mod.validate(path, check_machine=False)
     msg = str(e.value)
@@ -92,12 +96,43 @@ def test_ddsperf_is_refused(tmp_path: Path) -> None:
         scenario_mod.validate(path, check_machine=False)
 
 
-def test_perftest_contradicting_extra_args_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("option", ["-scaleSettings", "-scaleDiscovery"])
+def test_the_timing_and_its_option_together_are_refused(tmp_path: Path, option: str) -> None:
     text = SCENARIO.format(kind="native", count=12).replace(
-        'kind = "native"', 'kind = "native"\nextra_args = ["-scaleSettings"]')
+        'kind = "native"', f'kind = "native"\nextra_args = ["{option}"]')
     path = tmp_path / "hb.toml"
     path.write_text(text + 'heartbeat_timing = ["perftest"]\n')
-    with pytest.raises(ScenarioError, match="contradicts -scaleSettings"):
+    with pytest.raises(ScenarioError, match=f"{option} in agent.extra_args sets the timing"):
+        scenario_mod.validate(path, check_machine=False)
+
+
+def test_scaled_discovery_gives_the_agent_scale_discovery(tmp_path: Path) -> None:
+    runs = _runs(_write(tmp_path, 'heartbeat_timing = ["scaled-discovery"]\n'))
+    # one value: the run id is unchanged (the axis does not vary), the configuration has it
+    assert [r["run_id"] for r in runs] == ["lan-rel-100B-12x12-unicast-r1"]
+    assert runs[0]["heartbeat_timing"] == "scaled-discovery"
+    for p in agents.build(runs[0], IPS, Path("/run/a")):
+        assert p.argv.count("-scaleDiscovery") == 1 and "-scaleSettings" not in p.argv
+    assert agents.heartbeat_timing(runs[0]) == "scaled-discovery"
+
+
+def test_the_option_in_extra_args_is_what_the_manifest_names(tmp_path: Path) -> None:
+    text = SCENARIO.format(kind="native", count=12).replace(
+        'kind = "native"', 'kind = "native"\nextra_args = ["-scaleDiscovery"]')
+    path = tmp_path / "hb.toml"
+    path.write_text(text)
+    run = _runs(path)[0]
+    assert agents.heartbeat_timing(run) == "scaled-discovery"
+    for p in agents.build(run, IPS, Path("/run/a")):
+        assert p.argv.count("-scaleDiscovery") == 1 and "-scaleSettings" not in p.argv
+
+
+def test_scale_discovery_in_extra_args_is_refused_for_fast_dds(tmp_path: Path) -> None:
+    text = SCENARIO.format(kind="fastdds", count=12).replace(
+        'kind = "fastdds"', 'kind = "fastdds"\nextra_args = ["-scaleDiscovery"]')
+    path = tmp_path / "hb.toml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError, match="not accepted by the Fast DDS agent"):
         scenario_mod.validate(path, check_machine=False)
 
 
