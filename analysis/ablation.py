@@ -59,6 +59,10 @@ FACTORS: tuple[tuple[str, str, str], ...] = (
     ("same_host", "same-host transport", "same-host shared memory in unicast only (H-shm)"),
     ("heartbeat_timing", "heartbeat timing",
      "how often writers ask for acknowledgements (Perftest's 10 ms or the scaled 1-3 s)"),
+    ("multicast_resend", "multicast resend",
+     "when a repair goes to the group: from the second NACK (Connext) or the first"),
+    ("receive_buffer", "receive buffer",
+     "the UDP receive buffer: Perftest's 2 MiB or a stock kernel's 212,992 B"),
     ("reliable", "reliability", "reliability and repair (H-repair)"),
     ("agent", "implementation", "the DDS implementation (H-impl)"),
 )

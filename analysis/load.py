@@ -270,6 +270,9 @@ def load_campaign(path: str | Path) -> Campaign:
             # asked for ("" unset: each agent's own); what ran: heartbeat_timing_run
             "heartbeat_timing": str(cfg.get("heartbeat_timing", "")),
             "heartbeat_timing_run": str(manifest.get("heartbeat_timing") or ""),
+            # Connext's reliability choices ("" unset: each agent's own)
+            "multicast_resend": str(cfg.get("multicast_resend", "")),
+            "receive_buffer": str(cfg.get("receive_buffer", "")),
             "latency_count": int(cfg.get("latency_count") or 0),
             "pub_rate": int(cfg.get("pub_rate") or 0),
             "test": str(cfg.get("test", "throughput")),

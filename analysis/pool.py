@@ -27,7 +27,7 @@ from analysis.load import (
 CONFIGURATION_KEYS = (
     "agent", "discovery", "execution_time", "reliable", "data_len", "topology",
     "topology_variant", "topology_params", "placement_variant", "fanout", "same_host",
-    "heartbeat_timing", "latency_count", "pub_rate", "test",
+    "heartbeat_timing", "multicast_resend", "receive_buffer", "latency_count", "pub_rate", "test",
 )
 CELL_KEYS = ("group", "publishers", "subscribers", "mode")
 

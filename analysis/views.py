@@ -51,7 +51,8 @@ COMPARED = {
 # Every column that names a matrix point; a cell of one axis fixes all the others.
 POINT_COLUMNS = ("test", "data_len", "publishers", "subscribers", "agent", "mode",
                  "placement_variant", "reliable", "topology_variant", "fanout", "same_host",
-                 "heartbeat_timing", "latency_count", "pub_rate", "discovery")
+                 "heartbeat_timing", "multicast_resend", "receive_buffer", "latency_count",
+                 "pub_rate", "discovery")
 # Per test: (key, label, unit, run statistic, lower is better) of every verdict's metric
 RTT_METRICS = (
     ("rtt_median", "RTT median", "µs", "median", True),
@@ -89,6 +90,10 @@ def level_text(axis: str, value: object) -> str:
         return size_label(float(value))  # type: ignore[arg-type]
     if axis == "heartbeat_timing":
         return f"{value} heartbeats"
+    if axis == "multicast_resend":
+        return f"group repair from the {'first' if value == 'first-nack' else 'second'} NACK"
+    if axis == "receive_buffer":
+        return f"{value} receive buffer"
     return str(value)
 
 
@@ -328,7 +333,7 @@ class AxisCell:
         if "publishers" in self.shown or "subscribers" in self.shown:
             parts.append(f"{p.get('publishers')}×{p.get('subscribers')}")
         for a in ("agent", "mode", "placement_variant", "reliable", "topology_variant",
-                  "fanout", "same_host", "heartbeat_timing"):
+                  "fanout", "same_host", "heartbeat_timing", "multicast_resend", "receive_buffer"):
             if a != self.axis and a in self.shown and p.get(a) not in ("", None):
                 parts.append(level_text(a, p[a]))
         return ", ".join(parts) or "every run"

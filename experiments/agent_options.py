@@ -151,7 +151,8 @@ PERFTEST: tuple[Opt, ...] = (
     _o("-preallocateFragmentedSamples", "both", "flag"),
     _o("-sendQueueSize", "both", "int", 1, INT_MAX, native=True, nat=("int", 1, 100_000_000)),
     _o("-receiveQueueSize", "both", "int", 1, INT_MAX),
-    _o("-receiveBufferSize", "both", "int", 1, INT_MAX, pro=False),
+    _o("-receiveBufferSize", "both", "int", 1, INT_MAX, pro=False, native=True,
+       nat=("int", 1024, 1 << 30)),
     _o("-sendBufferSize", "both", "int", 1, INT_MAX, pro=False),
     _o("-showResourceLimits", "both", "flag"),
     _o("-cacheStats", "both", "flag"),
@@ -237,6 +238,7 @@ EXTENSIONS: tuple[Opt, ...] = (
         nat=("int", 2, 200_000)),
     Opt("-scaleSettings", "", "both", "flag", native=True),
     Opt("-scaleDiscovery", "", "both", "flag", native=True, cyclone_only=True),
+    Opt("-multicastResendOnFirstNack", "", "both", "flag", native=True, cyclone_only=True),
     Opt("-maxParticipantIndex", "", "both", "int", 0, 120, native=True,
         refuse=f"{RUNNER} (from the placement)", nat=("int", 0, 120)),
 )

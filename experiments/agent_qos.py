@@ -11,8 +11,15 @@ manifest's ``agent_qos``, so a report can say which protocol settings produced a
 - ``uniform``: every other publisher (subscriber) printed the same values;
 - ``missing``: processes that printed none (real RTI Perftest, ddsperf, or a process that
   failed before its entities existed);
-- ``perftest``: Perftest's values for this run (with or without batching, as Perftest
-  would run it) and ``differences``: the settings whose values differ from them.
+- ``perftest``: Perftest's values for this run (with or without batching, in a multicast
+  run or not, as Perftest would run it) and ``differences``: the settings whose values
+  differ from them;
+- ``asked``: the settings the scenario's protocol factors set ([matrix] multicast_resend,
+  receive_buffer), so a difference there is asked for.
+
+``parse`` keeps the last line of a key: an agent that changes a setting during the run
+(-scaleDiscovery at the end of discovery) prints it again, and the last value is the one
+the measurement ran with.
 
 Example::
 
@@ -29,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.agents import PUBLISHER_BATCHING
+from experiments.schema import PROTOCOL_FACTORS
 from mcastlab import paths
 
 REFERENCE = paths.REPO_ROOT / "perftest-wrappers" / "perftest_throughput_qos.toml"
@@ -42,15 +50,27 @@ def parse(stderr: str) -> dict[str, str]:
     return {m.group(1): m.group(2) for m in _LINE.finditer(stderr)}
 
 
-def reference(batching: bool) -> dict[str, str]:
-    """Perftest's ThroughputQos: key -> value, with batching on or off.
+def reference(batching: bool, multicast: bool = True) -> dict[str, str]:
+    """Perftest's ThroughputQos: key -> value, with batching on or off, in a multicast run
+    or not.
 
     >>> reference(True)["writer.send_window"], reference(False)["writer.send_window"]
     ('50 batches', '50 samples')
+    >>> reference(False)["writer.multicast_resend_threshold"]
+    '2'
+    >>> reference(False, multicast=False)["writer.multicast_resend_threshold"]
+    'none'
     """
     table = tomllib.loads(REFERENCE.read_text())["setting"]
-    return {s["key"]: s["unbatched"] if not batching and "unbatched" in s else s["perftest"]
-            for s in table}
+    out = {}
+    for s in table:
+        value = s["perftest"]
+        if not batching and "unbatched" in s:
+            value = s["unbatched"]
+        if not multicast and "unicast" in s:
+            value = s["unicast"]
+        out[s["key"]] = value
+    return out
 
 
 def perftest_batches(cfg: Mapping[str, Any], batch_size: int = _BATCH_SIZE) -> bool:
@@ -95,7 +115,7 @@ def evidence(cfg: Mapping[str, Any], agents_dir: Path,
              names: Iterable[str]) -> dict[str, Any]:
     """The manifest's ``agent_qos`` for the processes ``names`` (pub0, sub3, ...)."""
     batching = perftest_batches(cfg, _runner_batch_size())
-    ref = reference(batching)
+    ref = reference(batching, cfg.get("mode") == "multicast")
     got: dict[str, dict[str, str]] = {}
     for n in names:
         f = agents_dir / f"{n}.stderr"
@@ -114,6 +134,10 @@ def evidence(cfg: Mapping[str, Any], agents_dir: Path,
         uniform = uniform and all(q == first for q in mine.values())
         diffs[label] = differences(first, ref, role_keys(ref, role))
     out["uniform"] = uniform
+    # The settings the scenario's protocol factors asked to differ (a difference there is
+    # the factor, not a deviation of the agent): qos key -> "factor = value".
+    out["asked"] = {f.qos_key: f"{f.key} = {cfg[f.key]}" for f in PROTOCOL_FACTORS
+                    if cfg.get(f.key)}
     out["perftest"] = ref
     out["differences"] = diffs
     return out

@@ -30,6 +30,7 @@ from typing import Any
 
 from experiments import agent_options
 from experiments.results import sha256_file
+from experiments.schema import STOCK_RMEM_MAX
 from mcastlab import paths
 
 PERFTEST_KINDS = ("native", "native-asan", "fastdds", "fastdds-asan", "rti")
@@ -164,6 +165,10 @@ NATIVE_SCALE = ["-scaleSettings"]
 # ([matrix] heartbeat_timing = "scaled-discovery"; perftest-wrappers/native/perftiming.c).
 NATIVE_SCALE_DISCOVERY = ["-scaleDiscovery"]
 NATIVE_KINDS = ("native", "native-asan")
+# The protocol factors' options (protocol_args): repairs to the group from the first NACK
+# (the Cyclone DDS agent's extension) and Perftest's receive buffer option.
+FIRST_NACK_RESEND = "-multicastResendOnFirstNack"
+RECEIVE_BUFFER_SIZE = "-receiveBufferSize"
 LARGE_TEST = 20  # participants (publishers + subscribers) above which the agent applies it
 # The mcastlab agents' own bound on discovery (120 s by default; Perftest waits without
 # one). At 75 + 75 on 2 cores discovery took 80-119 s unicast and the stragglers of an
@@ -199,6 +204,28 @@ def heartbeat_timing(cfg: dict[str, Any]) -> str | None:
     # has none of them given runs Perftest's timing whatever a configuration says
     has_it = kind in NATIVE_KINDS or own != "perftest"
     return asked if asked.startswith("scaled") and large and has_it else "perftest"
+
+
+def protocol_args(cfg: dict[str, Any]) -> list[str]:
+    """The options that apply a run's protocol factors ([matrix] multicast_resend, receive_buffer;
+    experiments/schema.py PROTOCOL_FACTORS). The scenario check refused the values an agent
+    cannot apply; the values that are an agent's own need no option ("second-nack" is
+    Connext's and Cyclone's default, every Perftest agent asks for 2 MiB).
+
+    >>> protocol_args({"agent": "native", "mode": "multicast", "multicast_resend": "first-nack",
+    ...                "receive_buffer": "stock"})
+    ['-multicastResendOnFirstNack', '-receiveBufferSize', '212992']
+    >>> protocol_args({"agent": "native", "mode": "unicast", "multicast_resend": "first-nack"})
+    []
+    """
+    out: list[str] = []
+    kind = cfg["agent"]
+    if (cfg.get("multicast_resend") == "first-nack" and kind in NATIVE_KINDS
+            and cfg["mode"] == "multicast"):  # no group in a unicast run
+        out.append(FIRST_NACK_RESEND)
+    if cfg.get("receive_buffer") == "stock" and kind in PERFTEST_KINDS:
+        out += [RECEIVE_BUFFER_SIZE, str(STOCK_RMEM_MAX)]
+    return out
 
 
 def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
@@ -253,7 +280,7 @@ def _perftest_args(cfg: dict[str, Any], is_pub: bool, idx: int, ip: str,
                                (native, LARGE_DISCOVERY_TIMEOUT)):
             if wanted and option[0] not in extra:
                 args += option
-    return args + extra
+    return args + protocol_args(cfg) + extra
 
 
 def build(cfg: dict[str, Any], host_ip: dict[str, str], agents_dir: Path) -> list[ProcSpec]:

@@ -25,6 +25,11 @@ is never resumed as this one (a result edit, refused); without it runs have no s
 only with agents that have them (SCALED_KINDS), as "shm" only with agents that have
 shared memory.
 
+The protocol factors (``[matrix] multicast_resend`` and ``receive_buffer``,
+schema.PROTOCOL_FACTORS) likewise: ``...-resend-first-nack-...``, ``...-rcvbuf-stock-...``
+when the axis has more than one value, the configuration key whenever given; a value runs
+only with the agents that can apply it.
+
 ``[matrix] design = "one-at-a-time"`` keeps only the runs that change at most one of the
 named axes from its first value (the baseline): an ablation of each factor alone. The one
 exception: "shm" where the baseline agent has no shared memory is switched together with
@@ -46,7 +51,14 @@ import itertools
 from typing import Any
 
 from experiments import placement as placement_mod
-from experiments.schema import SCALED_KINDS, SHM_MISSING, Scenario, ScenarioError, shm_agent
+from experiments.schema import (
+    PROTOCOL_FACTORS,
+    SCALED_KINDS,
+    SHM_MISSING,
+    Scenario,
+    ScenarioError,
+    shm_agent,
+)
 
 # A run directory is renamed from ".<run id>.partial": that name must fit the file
 # system's 255-byte limit (NAME_MAX).
@@ -62,18 +74,28 @@ def _size(n: int) -> str:
 
 def _changed_factors(values: tuple[str, ...], baseline: tuple[str, ...]) -> int:
     """How many of the ablation factors (topology variant, placement variant, reliability,
-    agent, fan-out, same-host transport, heartbeat timing) differ from the baseline's (each
-    axis' first value)."""
+    agent, fan-out, same-host transport, heartbeat timing, then the protocol factors) differ
+    from the baseline's (each axis' first value)."""
     return sum(v != b for v, b in zip(values, baseline, strict=True))
+
+
+def _runnable(kind: str, same_host: str, heartbeat: str, protocol: tuple[str, ...]) -> bool:
+    """Whether agent ``kind`` can run a combination of the agent-dependent factors (the
+    scenario check refuses a value no agent of the campaign can run; the others' runs are
+    left out): "shm" needs shared memory, "scaled*" -scaleSettings, and each protocol factor
+    value an agent that applies it."""
+    if same_host == "shm" and kind in SHM_MISSING:
+        return False
+    if heartbeat.startswith("scaled") and kind not in SCALED_KINDS:
+        return False
+    return not any(f.why_not(v, kind) for f, v in zip(PROTOCOL_FACTORS, protocol, strict=True))
 
 
 def _in_design(sc: Scenario, values: tuple[str, ...], baseline: tuple[str, ...]) -> bool:
     """Whether a combination of the factors (in _changed_factors' order) is run."""
-    kind, same_host, heartbeat = values[3], values[5], values[6]
-    if same_host == "shm" and kind in SHM_MISSING:
-        return False  # refused at validation unless the design leaves these out
-    if heartbeat.startswith("scaled") and kind not in SCALED_KINDS:
-        return False  # likewise: only the native agent has -scaleSettings
+    kind, same_host = values[3], values[5]
+    if not _runnable(kind, same_host, values[6], tuple(values[7:])):
+        return False
     if sc.matrix.design == "factorial":
         return True
     changed = _changed_factors(values, baseline)
@@ -86,12 +108,12 @@ def _in_design(sc: Scenario, values: tuple[str, ...], baseline: tuple[str, ...])
 
 def _factor_axes(sc: Scenario) -> tuple[list[str], ...]:
     """The ablation factors' values, in _changed_factors' order: topology variants,
-    placements, reliability, agents, fan-out, same-host transport, heartbeat timing ("":
-    each agent's own)."""
+    placements, reliability, agents, fan-out, same-host transport, heartbeat timing, then
+    the protocol factors ("": each agent's own)."""
     m = sc.matrix
     return (list(sc.topology.resolved()), _placement_names(sc), list(m.reliability),
             sc.agent_kinds(), list(m.fanout), list(m.same_host),
-            list(m.heartbeat_timing or [""]))
+            list(m.heartbeat_timing or [""]), *(m.protocol_values(f) for f in PROTOCOL_FACTORS))
 
 
 def _baseline(sc: Scenario) -> tuple[str, ...]:
@@ -106,19 +128,18 @@ def _factor_count(sc: Scenario) -> int:
     switch (:func:`_in_design`), so those candidates are enumerated."""
     axes = _factor_axes(sc)
     if sc.matrix.design == "factorial":
-        kinds, same_hosts, heartbeats = axes[3], axes[5], axes[6]
-        agent_transport = sum(
-            _in_design(sc, ("", "", "", k, "", s, h), ())
-            for k, s, h in itertools.product(kinds, same_hosts, heartbeats))
+        agent_dependent = sum(
+            _runnable(k, s, h, tuple(p))
+            for k, s, h, *p in itertools.product(axes[3], *axes[5:]))
         return (len(axes[0]) * len(axes[1]) * len(axes[2]) * len(axes[4])
-                * agent_transport)
+                * agent_dependent)
     baseline = _baseline(sc)
     wanted = {baseline}
     for i, axis in enumerate(axes):
         wanted |= {(*baseline[:i], v, *baseline[i + 1:]) for v in axis}
     kind = shm_agent(sc)
     if kind is not None:
-        wanted |= {(*baseline[:3], kind, baseline[4], v, baseline[6]) for v in axes[5]}
+        wanted |= {(*baseline[:3], kind, baseline[4], v, *baseline[6:]) for v in axes[5]}
     return sum(_in_design(sc, c, baseline) for c in wanted)
 
 
@@ -167,12 +188,13 @@ def run_count(sc: Scenario) -> int:
 
 def _cell(tname: str, pname: str, test: str, rel: str, dlen: int, lcount: int, rate: int,
           pubs: int, subs: int, rep: int, kind: str, fan: str, same_host: str,
-          heartbeat: str, mode: str, disc: str) -> dict[str, Any]:
+          heartbeat: str, protocol: tuple[str, ...], mode: str, disc: str) -> dict[str, Any]:
     return {"topology variant": tname, "placement": pname, "test": test, "reliability": rel,
             "data_len": dlen, "latency_count": lcount, "pub_rate": rate,
             "count": f"{pubs}x{subs}", "repetition": rep, "agent": kind, "fanout": fan,
-            "same_host": same_host, "heartbeat_timing": heartbeat, "mode": mode,
-            "discovery": disc}
+            "same_host": same_host, "heartbeat_timing": heartbeat,
+            **{f.key: v for f, v in zip(PROTOCOL_FACTORS, protocol, strict=True)},
+            "mode": mode, "discovery": disc}
 
 
 def _collision(path: str, run_id: str, a: dict[str, Any], b: dict[str, Any]) -> ScenarioError:
@@ -209,9 +231,10 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     # over the count's time span and a slow drift of the machine (another load, thermal)
     # falls on all of them alike, not on one of them. A baseline with more repetitions
     # (baseline_repetitions) runs its extra ones after the others' last.
+    protocol_axes = [m.protocol_values(f) for f in PROTOCOL_FACTORS]
     points = (
         (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,
-         heartbeat, mode, disc)
+         heartbeat, protocol, mode, disc)
         for tname, pname, test, rel, dlen in itertools.product(
             topo_params, variants, m.tests, m.reliability, m.data_len)
         for (lcount, rate), (pubs, subs) in itertools.product(
@@ -222,6 +245,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
         for fan in m.fanout
         for same_host in m.same_host
         for heartbeat in m.heartbeat_timing or [""]
+        for protocol in itertools.product(*protocol_axes)
         for mode in m.modes
         for disc in _discoveries(sc, mode)
     )
@@ -229,8 +253,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     paced = any(m.pub_rate)
     for point in points:
         (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,
-         heartbeat, mode, disc) = point
-        values = (tname, pname, rel, kind, fan, same_host, heartbeat)
+         heartbeat, protocol, mode, disc) = point
+        values = (tname, pname, rel, kind, fan, same_host, heartbeat, *protocol)
         if not _in_design(sc, values, baseline):
             continue
         if rep > (m.baseline_repetitions_of(pubs, subs) if values == baseline
@@ -257,6 +281,9 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
             parts.append(f"samehost-{same_host}")
         if len(m.heartbeat_timing or []) > 1:
             parts.append(f"hb-{heartbeat}")
+        for factor, value, axis in zip(PROTOCOL_FACTORS, protocol, protocol_axes, strict=True):
+            if len(axis) > 1:
+                parts.append(f"{factor.tag}-{value}")
         group = "-".join(parts)
         mode_tag = mode if disc == "spdp-multicast" else f"{mode}-peers"
         run_id = f"{group}-{pubs}x{subs}-{mode_tag}-r{rep}"
@@ -277,6 +304,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
                 **({"fanout": fan} if fan != "kernel" else {}),
                 **({"same_host": same_host} if same_host != "udp" else {}),
                 **({"heartbeat_timing": heartbeat} if heartbeat else {}),
+                **{f.key: v for f, v in zip(PROTOCOL_FACTORS, protocol, strict=True) if v},
                 "campaign": sc.campaign.name,
                 "scenario": scenario_path,
                 "group": group,

@@ -35,8 +35,10 @@ from experiments.schema import (
     AGENT_MAX_DATA_LEN,
     FANOUTS,
     HEARTBEAT_TIMING_MISSING,
+    MULTICAST_RESEND,
     NO_MEASURABLE_EFFECT,
     PERFTEST_MIN_DATA_LEN,
+    PROTOCOL_FACTORS,
     SCALED_KINDS,
     SHM_MISSING,
     Agent,
@@ -394,6 +396,7 @@ def _check_against(path: Path, sc: Scenario, spec: Any) -> None:
             raise ScenarioError(path, "agent.extra_args", why + in_axis)
     _check_same_host(path, sc)
     _check_heartbeat_timing(path, sc)
+    _check_protocol_factors(path, sc)
     _check_baseline_repetitions(path, sc)
     if "latency" in m.tests:
         for pubs, _subs in m.count_pairs():
@@ -480,6 +483,50 @@ def _check_heartbeat_timing(path: Path, sc: Scenario) -> None:
             + (" (a one-at-a-time design would leave out that agent's runs: 'perftest' first)"
                if len(lacking) < len(kinds) else "")
             + f"; allowed for {k!r}: 'perftest'")
+
+
+# The agent option that sets each protocol factor (agent.extra_args may not carry it too).
+_FACTOR_OPTIONS = {"multicast_resend": "-multicastResendOnFirstNack",
+                   "receive_buffer": "-receiveBufferSize"}
+
+
+def _check_protocol_factors(path: Path, sc: Scenario) -> None:
+    """``matrix.multicast_resend`` and ``matrix.receive_buffer`` (schema.PROTOCOL_FACTORS): a value
+    runs only with the agents that can apply it (the others' runs are left out, as for
+    heartbeat_timing), so it is refused when no agent of the campaign can, or when a
+    one-at-a-time design's baseline value cannot run on one of them; never together with
+    the agent option that sets it in agent.extra_args; "multicast_resend" needs multicast
+    runs."""
+    m = sc.matrix
+    kinds = sc.agent_kinds()
+    for factor in PROTOCOL_FACTORS:
+        values = getattr(m, factor.key)
+        if values is None:
+            continue
+        key = f"matrix.{factor.key}"
+        option = _FACTOR_OPTIONS[factor.key]
+        if any(a.lower() == option.lower() for a in sc.agent.extra_args):
+            raise ScenarioError(path, key, f"{option} in agent.extra_args sets it itself; "
+                                f"allowed: {factor.key} or the option, not both")
+        if factor is MULTICAST_RESEND and "multicast" not in m.modes:
+            raise ScenarioError(path, key, "repairs go to a group only in multicast runs and "
+                                f"modes has none ({m.modes}); allowed: add 'multicast' to "
+                                "matrix.modes, or no repairs")
+        for i, value in enumerate(values):
+            lacking = [k for k in kinds if factor.why_not(value, k)]
+            baseline = m.design == "one-at-a-time" and i == 0
+            if lacking and (len(lacking) == len(kinds) or baseline):
+                k = lacking[0]
+                able = [a for a in AGENT_KINDS if not factor.why_not(value, a)]
+                others = [v for v in factor.values if not factor.why_not(v, k)]
+                raise ScenarioError(
+                    path, key,
+                    f"{value!r} cannot run with agent {k!r}: {factor.why_not(value, k)}; "
+                    f"agents with it: {', '.join(able)}"
+                    + (" (a one-at-a-time design would leave out that agent's runs: another "
+                       "value first)" if len(lacking) < len(kinds) else "")
+                    + (f"; allowed for {k!r}: {', '.join(repr(v) for v in others)}" if others
+                       else f"; allowed for {k!r}: no {factor.key}"))
 
 
 def _check_baseline_repetitions(path: Path, sc: Scenario) -> None:

@@ -9,6 +9,7 @@ Reading a file, and the checks against a topology and this machine, are in
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -63,6 +64,63 @@ HEARTBEAT_TIMING_MISSING = {
     "rti": "RTI Perftest runs its own QoS profiles (its heartbeats per writer) and has no "
            "-scaleSettings",
 }
+# Connext's reliability choices the open agents can also make, ablation axes of a campaign
+# (each unset by default: each agent's own, and run ids do not name it). PROTOCOL_FACTORS
+# lists them; a value an agent kind cannot apply is refused (``missing``).
+# - [matrix] multicast_resend: when a repair goes to the group instead of the NACKing
+#   reader. "second-nack": once a second reader NACKs the sample (Connext's
+#   multicast_resend_threshold 2, Perftest's; Cyclone's default: a reader's repair still
+#   queued when another reader's NACK of the sample arrives is sent once, to the group);
+#   "first-nack": from the first NACK (threshold 1; the native agent's
+#   -multicastResendOnFirstNack, Cyclone RetransmitMerging adaptive). Only multicast runs
+#   have a group. No open agent repairs strictly per reader (Cyclone always merges queued
+#   repairs), so that Connext choice is not a value.
+# - [matrix] receive_buffer: "perftest" (Perftest's 2 MiB UDP receive buffer) or "stock"
+#   (a stock kernel's net.core.rmem_max, 212,992 B, which caps what Connext asks for:
+#   -receiveBufferSize 212992).
+MulticastResend = Literal["second-nack", "first-nack"]
+ReceiveBuffer = Literal["perftest", "stock"]
+STOCK_RMEM_MAX = 212_992  # net.core.rmem_max of a stock Linux kernel (bytes)
+_NOT_PERFTEST = "ddsperf is not Perftest: the protocol factors change Perftest agents only"
+
+
+@dataclass(frozen=True)
+class ProtocolFactor:
+    """One reliability choice of Connext's as a campaign axis."""
+
+    key: str  # [matrix] key, config key and runs-table column
+    tag: str  # run id part: "<tag>-<value>" when the axis has more than one value
+    values: tuple[str, ...]
+    qos_key: str  # the effective-QoS line (experiments/agent_qos.py) that reads it back
+    # (value, agent kind) -> why that agent cannot apply the value
+    missing: dict[tuple[str, str], str]
+
+    def why_not(self, value: str, kind: str) -> str | None:
+        """Why agent ``kind`` cannot run ``value`` (None: it can; "" runs the agent's own)."""
+        if not value:
+            return None
+        return self.missing.get((value, kind))
+
+
+_FASTDDS_RESEND = ("Fast DDS 2.9 has no multicast resend setting: the agent cannot say or "
+                   "choose when a repair goes to the group")
+_RTI_RESEND = ("Connext's multicast_resend_threshold is 2 in Perftest's profiles and Perftest "
+               "has no option to change it")
+_RTI_BUFFER = ("Perftest on Connext Professional takes its socket buffers from its QoS "
+               "profile (2 MiB) and has no -receiveBufferSize (a Connext Micro option)")
+MULTICAST_RESEND = ProtocolFactor(
+    "multicast_resend", "resend", get_args(MulticastResend),
+    "writer.multicast_resend_threshold",
+    {**{(v, k): _FASTDDS_RESEND for v in get_args(MulticastResend)
+        for k in ("fastdds", "fastdds-asan")},
+     **{(v, "ddsperf"): _NOT_PERFTEST for v in get_args(MulticastResend)},
+     ("first-nack", "rti"): _RTI_RESEND})
+RECEIVE_BUFFER = ProtocolFactor(
+    "receive_buffer", "rcvbuf", get_args(ReceiveBuffer), "transport.recv_socket_buffer_size",
+    {("stock", "rti"): _RTI_BUFFER,
+     ("stock", "ddsperf"): _NOT_PERFTEST, ("perftest", "ddsperf"): _NOT_PERFTEST})
+PROTOCOL_FACTORS: tuple[ProtocolFactor, ...] = (MULTICAST_RESEND, RECEIVE_BUFFER)
+
 AgentKind = Literal["native", "native-asan", "fastdds", "fastdds-asan", "rti", "ddsperf"]
 AGENT_KINDS: tuple[str, ...] = get_args(AgentKind)
 # Cyclone DDS, Fast DDS and RTI Connext all map participant index i to port
@@ -282,13 +340,16 @@ class Matrix(_Strict):
     # Heartbeat timing in tests of more than 20 participants, an ablation axis
     # (HEARTBEAT_TIMINGS); unset, each agent's own, and run ids do not name it.
     heartbeat_timing: list[HeartbeatTiming] | None = None
+    # Connext's reliability choices (PROTOCOL_FACTORS), ablation axes; unset, each agent's
+    # own, and run ids do not name them.
+    multicast_resend: list[MulticastResend] | None = None
+    receive_buffer: list[ReceiveBuffer] | None = None
     # factorial: every combination of the axes' values. one-at-a-time: an ablation design;
     # the first value of each named axis (topology variants, placements, agents, fanout,
-    # same_host, heartbeat_timing, reliability) is the baseline and a run changes at most
-    # one of them, so k
-    # axes of two values cost k + 1 groups instead of 2^k (analysis/ablation.py reads it
-    # back). "shm" with a baseline agent that has no shared memory is switched on the first
-    # agent that has (shm_agent).
+    # same_host, heartbeat_timing, multicast_resend, receive_buffer, reliability) is the baseline
+    # and a run changes at most one of them, so k axes of two values cost k + 1 groups
+    # instead of 2^k (analysis/ablation.py reads it back). "shm" with a baseline agent
+    # that has no shared memory is switched on the first agent that has (shm_agent).
     design: Literal["factorial", "one-at-a-time"] = "factorial"
 
     @field_validator("fanout")
@@ -305,6 +366,22 @@ class Matrix(_Strict):
     @classmethod
     def _heartbeat_timing(cls, v: list[str] | None) -> list[str] | None:
         return None if v is None else _distinct_choices(v, HEARTBEAT_TIMINGS, "one or more of")
+
+    @field_validator("multicast_resend")
+    @classmethod
+    def _multicast_resend(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else _distinct_choices(v, MULTICAST_RESEND.values,
+                                                        "one or both of")
+
+    @field_validator("receive_buffer")
+    @classmethod
+    def _receive_buffer(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else _distinct_choices(v, RECEIVE_BUFFER.values,
+                                                        "one or both of")
+
+    def protocol_values(self, factor: ProtocolFactor) -> list[str]:
+        """A protocol factor's values ([""]: not given, each agent's own)."""
+        return list(getattr(self, factor.key) or [""])
 
     @field_validator("agents")
     @classmethod

@@ -123,7 +123,7 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
   auto udp = std::make_shared<UDPv4TransportDescriptor>();
   udp->TTL = 32;  // routed domains: multicast crosses routers
   if (!cfg.nic_ip.empty()) udp->interfaceWhiteList.push_back(cfg.nic_ip);
-  udp->receiveBufferSize = PT_RECV_SOCKET_BUFFER;  // Perftest's UDPv4 socket buffers
+  udp->receiveBufferSize = static_cast<uint32_t>(pt_recv_socket_buffer(&o));  // Perftest's (or -receiveBufferSize)
   udp->sendBufferSize = PT_SEND_SOCKET_BUFFER;
   if (o.npeers > 0) udp->maxInitialPeersRange = static_cast<uint32_t>(o.max_participant_index) + 1;
   q.transport().use_builtin_transports = false;
@@ -175,7 +175,7 @@ bool build_config(const pt_options_t &o, const char *name, AgentConfig &cfg, std
   if (use_shm) x << "<transport_descriptor><transport_id>shm</transport_id><type>SHM</type></transport_descriptor>";
   if (use_udp) {
     x << "<transport_descriptor><transport_id>udp</transport_id>"
-      << "<type>UDPv4</type><TTL>32</TTL><receiveBufferSize>" << PT_RECV_SOCKET_BUFFER << "</receiveBufferSize>"
+      << "<type>UDPv4</type><TTL>32</TTL><receiveBufferSize>" << pt_recv_socket_buffer(&o) << "</receiveBufferSize>"
       << "<sendBufferSize>" << PT_SEND_SOCKET_BUFFER << "</sendBufferSize>";
     if (!cfg.nic_ip.empty())
       x << "<interfaceWhiteList><address>" << cfg.nic_ip << "</address>"

@@ -70,6 +70,9 @@ void writer_lines(const pt_options_t &o, const DataWriterQos &q)
   std::string nack = ms_text(q.reliable_writer_qos().times.nackResponseDelay);
   ms_qos("writer.min_nack_response_delay", nack.c_str(), "reliable_writer_qos.times.nackResponseDelay");
   ms_qos("writer.max_nack_response_delay", nack.c_str(), "as min_nack_response_delay");
+  ms_qos("writer.multicast_resend_threshold", "none",
+         "Fast DDS 2.9 has no multicast resend setting (the agent refuses "
+         "-multicastResendOnFirstNack)");
 }
 
 void reader_lines(const DataReaderQos &q)

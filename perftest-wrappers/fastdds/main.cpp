@@ -792,6 +792,11 @@ int main(int argc, char **argv)
                          "neither, or -scaleSettings)\n", PROG);
     return 2;
   }
+  if (opt.first_nack_resend) {
+    std::fprintf(stderr, "%s: -multicastResendOnFirstNack is the Cyclone DDS agent's: Fast DDS %s "
+                         "has no multicast resend setting\n", PROG, FASTRTPS_VERSION_STR);
+    return 2;
+  }
   ms_install_signals();
   opt.batch_size = 0;
   char scale[160];

@@ -44,6 +44,8 @@ bool pt_scale_settings(const pt_options_t *o)
 
 bool pt_scale_discovery_only(const pt_options_t *o) { return o->scale_discovery && pt_large_test(o); }
 
+bool pt_first_nack_resend(const pt_options_t *o) { return o->first_nack_resend && o->multicast; }
+
 double pt_heartbeat_interval_s(const pt_options_t *o)
 {
   if (!pt_scale_settings(o)) return PT_HEARTBEAT_PERIOD_S;
@@ -135,10 +137,20 @@ const char *pt_config_xml(const pt_options_t *o, const char *trace_path)
      Perftest's 2 MiB the sockets drop less during discovery but the processes have more
      datagrams to process, and 75 + 75 discovery took 107 s instead of 67 s (README,
      "-scaleSettings"). */
-  if (!pt_scale_settings(o)) {
-    add("<SocketReceiveBufferSize max=\"%dB\"/>", PT_RECV_SOCKET_BUFFER);
-    add("<SocketSendBufferSize max=\"%dB\"/>", PT_SEND_SOCKET_BUFFER);
-  }
+  /* -receiveBufferSize (Perftest's option) is applied in every case: a campaign that asks
+     for a stock kernel's buffer ([matrix] receive_buffer) gets it during discovery too. */
+  if (!pt_scale_settings(o) || o->receive_buffer_size > 0)
+    add("<SocketReceiveBufferSize max=\"%dB\"/>", pt_recv_socket_buffer(o));
+  if (!pt_scale_settings(o)) add("<SocketSendBufferSize max=\"%dB\"/>", PT_SEND_SOCKET_BUFFER);
+  /* Connext resends a sample to the group once multicast_resend_threshold (2) readers NACK
+     it. Cyclone's "never" comes close: a reader's repair goes to it alone, but one still
+     queued when another reader's NACK of the sample arrives becomes one repair to the group
+     (q_xmsg.c, merge_rexmit_destinations). -multicastResendOnFirstNack with -multicast:
+     "adaptive", a repair of an in-sync reader goes to the writer's whole address set (the
+     group) from the first NACK, later NACKs of it ignored for RetransmitMergingPeriod (5 ms;
+     q_receive.c, handle_AckNack): threshold 1. In unicast runs there is no group. */
+  if (pt_first_nack_resend(o)) add("<RetransmitMerging>adaptive</RetransmitMerging>");
+  else add("<RetransmitMerging>never</RetransmitMerging>");
   /* The send window, Cyclone's flow control in bytes (README): a fixed window of exactly
      -sendQueueSize samples (or batches), not Cyclone's adaptive one. */
   long long high = pt_whc_high(o);

@@ -23,6 +23,9 @@ bool pt_scale_settings(const pt_options_t *o);
 /* -scaleDiscovery given and the test is large: the tuning holds until discovery completes,
    then Perftest's heartbeat timing and socket buffers (perftiming.c). */
 bool pt_scale_discovery_only(const pt_options_t *o);
+/* -multicastResendOnFirstNack with -multicast: repairs to the group from the first NACK
+   (Cyclone RetransmitMerging adaptive). */
+bool pt_first_nack_resend(const pt_options_t *o);
 
 /* Cyclone HeartbeatInterval (seconds): Perftest's 10 ms, or with pt_scale_settings one that
    grows with the square of the participants, 1 s to 3 s (see ddsconfig.c). */

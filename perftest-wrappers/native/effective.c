@@ -66,6 +66,18 @@ static const char *ms_text(double s, char *buf, size_t cap)
 /* Samples (or batches, k samples each) held by `bytes` of Cyclone's writer history. */
 static double units(long long bytes, long long sample, int k) { return (double)bytes / (double)sample / k; }
 
+void pt_report_fast_heartbeat(double hb_s, double minsched_s, const char *when)
+{
+  /* Cyclone halves the interval at half the window, again at three quarters and again while
+     the writer is blocked (q_hbcontrol.c, writer_hbcontrol_intv), never below minsched. */
+  double fast = hb_s < 0 || minsched_s < 0 ? -1 : hb_s / 8 > minsched_s ? hb_s / 8 : minsched_s;
+  char v[32], m[32];
+  ms_qos("writer.fast_heartbeat_period", ms_text(fast, v, sizeof v),
+         "Cyclone halves HeartbeatInterval at half the window, again at three quarters and "
+         "again while the writer is blocked, down to minsched %s%s", ms_text(minsched_s, m, sizeof m),
+         when);
+}
+
 static void writer_lines(const pt_options_t *o, dds_entity_t wr, const char *trace)
 {
   char v[96], a[96], b[96], c[96];
@@ -142,11 +154,7 @@ static void writer_lines(const pt_options_t *o, dds_entity_t wr, const char *tra
   double minsched = duration_s(cfg(trace, "Domain/Internal/HeartbeatInterval[@minsched]", b, sizeof b));
   ms_qos("writer.heartbeat_period", ms_text(hb, v, sizeof v),
          "Cyclone HeartbeatInterval, one setting for every writer, the discovery writers' too");
-  /* Halved at half the window, again at three quarters, again while blocked. */
-  double fast = hb < 0 || minsched < 0 ? -1 : hb / 8 > minsched ? hb / 8 : minsched;
-  ms_qos("writer.fast_heartbeat_period", ms_text(fast, v, sizeof v),
-         "Cyclone halves HeartbeatInterval at half the window, again at three quarters and "
-         "again while the writer is blocked, down to minsched %s", b);
+  pt_report_fast_heartbeat(hb, minsched, "");
   ms_qos("writer.late_joiner_heartbeat_period", "none",
          "Cyclone has no separate late-joiner heartbeat; Throughput is volatile");
   ms_qos("writer.max_heartbeat_retries", "unlimited",
@@ -154,6 +162,19 @@ static void writer_lines(const pt_options_t *o, dds_entity_t wr, const char *tra
   const char *merge = cfg(trace, "Domain/Internal/RetransmitMerging/#text", a, sizeof a);
   ms_qos("writer.min_nack_response_delay", "0 ms",
          "Cyclone queues the repair when the NACK arrives (RetransmitMerging %s)", merge);
+  /* Connext's multicast_resend_threshold: how many NACKing readers make a repair go to the
+     group (ddsconfig.c). Cyclone "adaptive" sends it there from the first NACK of an in-sync
+     reader; with "never" a reader's repair goes to it alone, but a repair still queued when
+     a second reader's NACK of the sample arrives is merged into one to the writer's address
+     set (q_xmsg.c, merge_rexmit_destinations): the group. Without a group there is none. */
+  bool first = strcmp(merge, "adaptive") == 0 || strcmp(merge, "always") == 0;
+  const char *how = !o->multicast ? "unicast data: no group to repair to"
+                    : first ? "a repair goes to the group from the first NACK; later NACKs of that "
+                              "sample within RetransmitMergingPeriod are ignored"
+                            : "a NACKing reader gets its own repair, unless another reader's repair "
+                              "of that sample is still queued: then one repair goes to the group";
+  ms_qos("writer.multicast_resend_threshold", !o->multicast ? "none" : first ? "1" : "2",
+         "Cyclone RetransmitMerging %s: %s", merge, how);
   ms_qos("writer.max_nack_response_delay", "0 ms", "as min_nack_response_delay");
 }
 

@@ -10,4 +10,8 @@
    afterwards unless -noPrintConfig. */
 void pt_report_qos(const pt_options_t *o, dds_entity_t entity);
 
+/* The writer.fast_heartbeat_period line for Cyclone HeartbeatInterval hb_s and minsched
+   minsched_s (-1: unknown); `when` ends its explanation (e.g. since when it holds). */
+void pt_report_fast_heartbeat(double hb_s, double minsched_s, const char *when);
+
 #endif

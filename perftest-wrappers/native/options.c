@@ -71,6 +71,8 @@ typedef enum {
   O_DISCOVERY_TIMEOUT, O_FINISH_TIMEOUT, O_LEASE_DURATION, O_SPDP_INTERVAL,
   O_MAX_PARTICIPANT_INDEX, O_NO_PRINT_CONFIG, O_TOTAL_PARTICIPANTS, O_SCALE_SETTINGS,
   O_SCALE_DISCOVERY,
+  O_RECEIVE_BUFFER_SIZE,
+  O_FIRST_NACK_RESEND,
   O__COUNT
 } opt_id_t;
 
@@ -149,7 +151,7 @@ static const opt_def_t OPTS[] = {
   {"-qosFile", "<filename>", G_GENERAL, O_UNSUPPORTED},
   {"-qosLibrary", "<lib name>", G_GENERAL, O_UNSUPPORTED},
   {"-rawTransport", NULL, G_OTHER, O_UNSUPPORTED},
-  {"-receiveBufferSize", "<bytes>", G_GENERAL, O_UNSUPPORTED},
+  {"-receiveBufferSize", "<bytes>", G_GENERAL, O_RECEIVE_BUFFER_SIZE},
   {"-receiveQueueSize", "<number>", G_GENERAL, O_UNSUPPORTED},
   {"-secureCertAuthority", "<file>", G_OTHER, O_UNSUPPORTED},
   {"-secureCertFile", "<file>", G_OTHER, O_UNSUPPORTED},
@@ -204,6 +206,7 @@ static const opt_def_t OPTS[] = {
   {"-totalParticipants", "<n>", G_EXT, O_TOTAL_PARTICIPANTS},
   {"-scaleSettings", NULL, G_EXT, O_SCALE_SETTINGS},
   {"-scaleDiscovery", NULL, G_EXT, O_SCALE_DISCOVERY},
+  {"-multicastResendOnFirstNack", NULL, G_EXT, O_FIRST_NACK_RESEND},
 };
 #define NOPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -284,7 +287,7 @@ static void usage(void)
          "Perftest 4.3 options (names are case-insensitive prefixes, as in Perftest):\n"
          "  general: -dataLen B -domain N (1) -bestEffort -keyed -instances N -cpu\n"
          "    -noPrintIntervals -noOutputHeaders -outputFormat csv|json|legacy -outputFile F\n"
-         "    -sendQueueSize N\n"
+         "    -sendQueueSize N -receiveBufferSize B (Perftest's 2097152)\n"
          "  publisher only: -pidMultiPubTest N -numSubscribers N -latencyCount N\n"
          "    -executionTime S -numIter N -latencyTest -latencyFile F -batchSize B\n"
          "    -pubRate N[:spin|:sleep] (samples/s per publisher; spin by default, as Perftest)\n"
@@ -297,6 +300,8 @@ static void usage(void)
          "  -scaleSettings (off: discovery tuning for more than %d participants, README)\n"
          "  -scaleDiscovery (off: that tuning until discovery completes, then Perftest's\n"
          "    heartbeat timing and socket buffers; Cyclone DDS agent only)\n"
+         "  -multicastResendOnFirstNack (off: with -multicast, a repair goes to the group\n"
+         "    from the first NACK, not the second; Cyclone DDS agent only)\n"
          "See %s.\n",
          prog, shmem_missing ? "UDPv4 only: no shared memory in this middleware"
                              : "default: both, as Perftest's XML profile",
@@ -452,6 +457,12 @@ void pt_parse_options(int argc, char **argv, pt_options_t *o)
     case O_TOTAL_PARTICIPANTS: o->est_participants = (int)to_int(d->name, v, 2, 200000); break;
     case O_SCALE_SETTINGS: o->scale_settings = true; break;
     case O_SCALE_DISCOVERY: o->scale_discovery = true; break;
+    case O_RECEIVE_BUFFER_SIZE:
+      /* Perftest's option: the UDP sockets' receive buffer (the kernel caps it at
+         net.core.rmem_max and reports twice the size set). */
+      o->receive_buffer_size = (int)to_int(d->name, v, 1024, 1 << 30);
+      break;
+    case O_FIRST_NACK_RESEND: o->first_nack_resend = true; break;
     case O_UNSUPPORTED:
     case O__COUNT: break;
     }

@@ -3,6 +3,7 @@
 #define PERFTEST_OPTIONS_H
 
 #include <stdbool.h>
+#include "perftest_qos.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +68,9 @@ typedef struct {
   bool scale_settings;       /* -scaleSettings: the discovery tuning of large tests (README) */
   bool scale_discovery;      /* -scaleDiscovery: that tuning until discovery completes, then
                                 Perftest's heartbeat timing and socket buffers (README) */
+  int receive_buffer_size;   /* -receiveBufferSize B, 0: not given (pt_recv_socket_buffer) */
+  bool first_nack_resend;    /* -multicastResendOnFirstNack: with -multicast, a repair goes to
+                                the group from the first NACK (Connext's threshold 1) */
 } pt_options_t;
 
 /* More than PT_LARGE_TEST participants: no DDS teardown at exit, and with -scaleSettings the
@@ -74,6 +78,12 @@ typedef struct {
 static inline bool pt_large_test(const pt_options_t *o)
 {
   return o->est_participants > PT_LARGE_TEST;
+}
+
+/* The UDP sockets' receive buffer to request: -receiveBufferSize, else Perftest's. */
+static inline int pt_recv_socket_buffer(const pt_options_t *o)
+{
+  return o->receive_buffer_size > 0 ? o->receive_buffer_size : PT_RECV_SOCKET_BUFFER;
 }
 
 /* Parses argv as Perftest 4.3's ParameterManager does (option names are case-insensitive

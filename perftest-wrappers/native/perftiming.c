@@ -29,6 +29,7 @@
 #include "dds/ddsi/ddsi_serdata.h"
 #include "dds/ddsi/ddsi_sertype.h"
 #include "ddsconfig.h"
+#include "effective.h"
 #include "measure.h"
 #include "perftest_qos.h"
 
@@ -82,7 +83,7 @@ void pt_perftest_timing_after_discovery(const pt_options_t *o, dds_entity_t part
   int fds[MS_MAX_UDP_SOCKETS];
   int n = ms_udp_sockets(fds, MS_MAX_UDP_SOCKETS), refused = 0;
   for (int i = 0; i < n && i < MS_MAX_UDP_SOCKETS; i++) {
-    int rcv = PT_RECV_SOCKET_BUFFER, snd = PT_SEND_SOCKET_BUFFER;
+    int rcv = pt_recv_socket_buffer(o), snd = PT_SEND_SOCKET_BUFFER;
     if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv) != 0) refused++;
     if (setsockopt(fds[i], SOL_SOCKET, SO_SNDBUF, &snd, sizeof snd) != 0) refused++;
   }
@@ -90,7 +91,7 @@ void pt_perftest_timing_after_discovery(const pt_options_t *o, dds_entity_t part
   fprintf(stderr, "config: discovery complete: from now on Perftest's heartbeat timing (%g ms, "
                   "%g ms near a full window, for every writer) and socket buffers (%d B receive, "
                   "%d B send, on %d UDP sockets) (-scaleDiscovery; during discovery %.2f s)\n",
-          PT_HEARTBEAT_PERIOD_S * 1e3, PT_FAST_HEARTBEAT_PERIOD_S * 1e3, PT_RECV_SOCKET_BUFFER,
+          PT_HEARTBEAT_PERIOD_S * 1e3, PT_FAST_HEARTBEAT_PERIOD_S * 1e3, pt_recv_socket_buffer(o),
           PT_SEND_SOCKET_BUFFER, n, pt_heartbeat_interval_s(o));
   if (o->pub) {
     double hb = PT_HEARTBEAT_PERIOD_S, minsched = PT_FAST_HEARTBEAT_PERIOD_S;
@@ -99,11 +100,7 @@ void pt_perftest_timing_after_discovery(const pt_options_t *o, dds_entity_t part
     ms_qos("writer.heartbeat_period", v,
            "Cyclone HeartbeatInterval from the end of discovery on (-scaleDiscovery), one setting "
            "for every writer, the discovery writers' too");
-    snprintf(v, sizeof v, "%g ms", (hb / 8 > minsched ? hb / 8 : minsched) * 1e3);
-    ms_qos("writer.fast_heartbeat_period", v,
-           "Cyclone halves HeartbeatInterval at half the window, again at three quarters and "
-           "again while the writer is blocked, down to minsched %g ms (from the end of discovery)",
-           minsched * 1e3);
+    pt_report_fast_heartbeat(hb, minsched, " (from the end of discovery)");
   }
   ms_qos_socket_buffers("set by the agent on every UDP socket at the end of discovery "
                         "(-scaleDiscovery)", "likewise");

@@ -66,7 +66,8 @@ def test_effective_qos_is_perftests(lab2: NetLab, agent: str, agent_kind: AgentK
     pub, sub = pub_and_sub(res)
     assert parse_perftest_output(sub.stdout).summary["Lost Samples"] == 0, diag
     # Perftest batches these samples by default; the Fast DDS agent cannot batch (README).
-    ref = agent_qos.reference(batching == "default")
+    # A unicast run (no group to resend repairs to).
+    ref = agent_qos.reference(batching == "default", multicast=False)
     for limit, key in (("rmem_max", "transport.recv_socket_buffer_size"),
                        ("wmem_max", "transport.send_socket_buffer_size")):
         granted = min(int(ref[key].split()[0]), kernel_limit(lab2, limit))
@@ -156,13 +157,30 @@ def test_scale_discovery_ends_with_perftests_protocol(lab2: NetLab, build: str) 
     assert qos["writer.heartbeat_period"] == ref["writer.heartbeat_period"] == "10 ms", qos
 
 
-def test_fast_dds_agent_refuses_scale_discovery(tmp_path: Path) -> None:
-    """The Fast DDS agent shares the native agent's parser but has no -scaleDiscovery: it
-    says so and exits with status 2 before DDS starts (no network needed)."""
+def test_receive_buffer_option_is_applied_and_read_back(lab2: NetLab, agent: str) -> None:
+    """Perftest's -receiveBufferSize, as [matrix] receive_buffer = "stock" gives it (a stock
+    kernel's rmem_max, 212,992 B): every UDP socket of both processes gets it, and the
+    effective QoS reads it back from the sockets (the kernel reports twice the size)."""
+    args = ["-dataLen", "100", "-latencyCount", "100", "-batchSize", "0",
+            "-receiveBufferSize", "212992"]
+    res = run_agents(lab2, agent, 1, 1, args, pub_args=["-executionTime", "2"], timeout=30)
+    assert all(r.rc == 0 for r in res), describe(res)
+    for proc in res:
+        line = next(ln for ln in proc.stderr.splitlines()
+                    if ln.startswith("qos: transport.recv_socket_buffer_size = "))
+        assert line.startswith("qos: transport.recv_socket_buffer_size = 212992 B ("), line
+        assert "is 425984 B" in line, line
+
+
+@pytest.mark.parametrize("option", ["-scaleDiscovery", "-multicastResendOnFirstNack"])
+def test_fast_dds_agent_refuses_the_cyclone_options(tmp_path: Path, option: str) -> None:
+    """The Fast DDS agent shares the native agent's parser but has neither -scaleDiscovery
+    nor -multicastResendOnFirstNack: it says so and exits with status 2 before DDS starts
+    (no network needed)."""
     agent = paths.FASTDDS_AGENT
     if not os.access(agent, os.X_OK):
         pytest.fail(f"{agent} is missing: run ./setup.sh")
-    r = subprocess.run([str(agent), "-pub", "-scaleDiscovery", "-executionTime", "1"],
+    r = subprocess.run([str(agent), "-pub", option, "-executionTime", "1"],
                        capture_output=True, text=True, timeout=30, cwd=tmp_path, check=False)
     assert r.returncode == 2, r.stderr
-    assert "-scaleDiscovery is the Cyclone DDS agent's" in r.stderr, r.stderr
+    assert f"{option} is the Cyclone DDS agent's" in r.stderr, r.stderr

@@ -406,7 +406,7 @@ warmup = 1
 """
 
 
-def _check_agent_qos(run_dir: Path, man: dict, agent: str) -> None:
+def _check_agent_qos(run_dir: Path, man: dict, agent: str, mode: str) -> None:
     """The manifest's agent_qos: what pub0 and sub0 printed, Perftest's ThroughputQos as the
     runner runs it (unbatched), the differences, each a row of the agent README's table."""
     qos = man["agent_qos"]
@@ -414,7 +414,7 @@ def _check_agent_qos(run_dir: Path, man: dict, agent: str) -> None:
     for role, name in (("publisher", "pub0"), ("subscriber", "sub0")):
         stderr = (run_dir / "agents" / f"{name}.stderr").read_text()
         assert qos[role] == agent_qos.parse(stderr), role
-    assert qos["perftest"] == agent_qos.reference(batching=False)
+    assert qos["perftest"] == agent_qos.reference(batching=False, multicast=mode == "multicast")
     assert qos["publisher"]["writer.send_window"] == "50 samples"
     assert qos["publisher"]["writer.heartbeat_period"] == "10 ms"
     readme = (paths.REPO_ROOT / "perftest-wrappers" / agent / "README.md").read_text()
@@ -448,7 +448,7 @@ def test_two_implementations_run_by_run(tmp_path: Path) -> None:
         exe = paths.NATIVE_AGENT if cfg["agent"] == "native" else paths.FASTDDS_AGENT
         assert man["agent"]["kind"] == cfg["agent"] and man["agent"]["executable"] == str(exe)
         assert {c["argv"][0] for c in man["commands"].values()} == {str(exe)}
-        _check_agent_qos(run_dir, man, cfg["agent"])
+        _check_agent_qos(run_dir, man, cfg["agent"], cfg["mode"])
         cfgs[(cfg["agent"], cfg["mode"])] = cfg
     for mode in ("unicast", "multicast"):
         a, b = cfgs[("native", mode)], cfgs[("fastdds", mode)]

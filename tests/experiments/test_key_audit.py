@@ -85,6 +85,8 @@ ALTERNATIVES: dict[str, tuple[Any, str]] = {
     "matrix.fanout": (["joined-only"], "argv"),  # LD_PRELOAD of the IP_MULTICAST_ALL=0 shim
     "matrix.same_host": (["shm"], "argv"),  # no -transport UDPv4 (CONTEXT: Fast DDS agent)
     "matrix.heartbeat_timing": (["perftest"], "argv"),  # no -scaleSettings (CONTEXT: 12x12)
+    "matrix.multicast_resend": (["first-nack"], "argv"),  # -multicastResendOnFirstNack
+    "matrix.receive_buffer": (["stock"], "argv"),  # -receiveBufferSize 212992
     "matrix.design": ("one-at-a-time", "runs"),  # with two factors (CONTEXT): fewer runs
     "placement.strategy": ("explicit", "argv"),  # with publishers/subscribers (see _set)
     "placement.hosts": (["h3"], "argv"),
@@ -119,6 +121,7 @@ CONTEXT: dict[str, dict[str, Any]] = {
     "capture.window_every_s": {"matrix.execution_time": 30, "capture.window_every_s": 10.0},
     "matrix.same_host": {"agent.kind": "fastdds"},  # the native agent refuses "shm"
     "matrix.heartbeat_timing": {"matrix.participants": [12]},  # above 20 participants
+    "matrix.multicast_resend": {"matrix.modes": ["multicast"]},  # only there is a group
     "matrix.baseline_repetitions": {"matrix.design": "one-at-a-time"},
     "matrix.baseline_repetitions_by_count": {"matrix.design": "one-at-a-time"},
     "matrix.design": {"matrix.reliability": ["reliable", "best-effort"],
