@@ -97,3 +97,16 @@ def spacing_table(d: dz.Dissection, writers: int, source: int | None = None
         out.append(WriterSpacing(f"{d.prefix_hex(prefix)}:{eid:08x}", data, int(t.size),
                                  p50, p90, top))
     return out
+
+
+def request_destinations(d: dz.Dissection, prefix: int, eid: int) -> tuple[int, int]:
+    """One writer's acknowledgement-requesting HEARTBEAT submessages (not merged): how many
+    were addressed to a multicast group and how many to one host. With Perftest's
+    ``-multicast`` a Connext writer sends its periodic heartbeats to the group
+    (``enable_multicast_periodic_heartbeat``); heartbeats that answer a reader's NACK go to
+    that reader."""
+    s = d.subs
+    sel = ((s["id"] == HEARTBEAT) & ((s["flags"] & FINAL) == 0) & (s["quoted"] == 0)
+           & (s["src_prefix"] == prefix) & (s["writer_eid"] == eid))
+    group = (d.frames["flags"][s["frame"][sel]] & dz.F_MCAST) != 0
+    return int(group.sum()), int((~group).sum())

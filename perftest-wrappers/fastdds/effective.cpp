@@ -70,6 +70,8 @@ void writer_lines(const pt_options_t &o, const DataWriterQos &q)
   std::string nack = ms_text(q.reliable_writer_qos().times.nackResponseDelay);
   ms_qos("writer.min_nack_response_delay", nack.c_str(), "reliable_writer_qos.times.nackResponseDelay");
   ms_qos("writer.max_nack_response_delay", nack.c_str(), "as min_nack_response_delay");
+  ms_qos("writer.multicast_periodic_heartbeat", "unknown",
+         "Fast DDS 2.9 has no such setting; where its periodic heartbeats go is not measured here");
   ms_qos("writer.multicast_resend_threshold", "none",
          "Fast DDS 2.9 has no multicast resend setting (the agent refuses "
          "-multicastResendOnFirstNack)");

@@ -176,6 +176,12 @@ static void writer_lines(const pt_options_t *o, dds_entity_t wr, const char *tra
   ms_qos("writer.multicast_resend_threshold", !o->multicast ? "none" : first ? "1" : "2",
          "Cyclone RetransmitMerging %s: %s", merge, how);
   ms_qos("writer.max_nack_response_delay", "0 ms", "as min_nack_response_delay");
+  /* Cyclone sends a writer's periodic heartbeats to its address set: the group where the
+     readers joined one (AllowMulticast true), each reader otherwise; heartbeats that answer
+     a reader's NACK go to that reader (measured: tests/captures/test_protocol_factors_netns.py). */
+  ms_qos("writer.multicast_periodic_heartbeat", o->multicast ? "on" : "off",
+         o->multicast ? "Cyclone sends periodic heartbeats to the writer's address set, the group"
+                      : "unicast data: a periodic heartbeat to each reader");
 }
 
 static void reader_lines(dds_entity_t rd, const char *trace)

@@ -11,7 +11,10 @@ netem. With "second-nack" (Connext's multicast_resend_threshold 2; Cyclone's
 RetransmitMerging never) a reader's repair goes to it alone unless another reader's
 repair of that sample is still queued, then to the group: most repairs are addressed to
 one host. With "first-nack" (-multicastResendOnFirstNack, RetransmitMerging adaptive)
-every repair goes to the group. The manifest's effective QoS reads the choice back.
+every repair goes to the group. The manifest's effective QoS reads the choice back. In
+both, as Perftest's -multicast asks (enable_multicast_periodic_heartbeat), the writer's
+periodic acknowledgement requests go to the group (those that answer a NACK go to that
+reader).
 
 Measured (2026-12-07, 6 s runs): "second-nack" 519 repairs to single readers and 47 to
 the group; "first-nack" 291 to the group and none to single readers.
@@ -29,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from captures import dissect as dz
-from captures import repairs
+from captures import heartbeats, repairs
 from mcastlab import paths
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(600)]
@@ -88,8 +91,15 @@ def test_repairs_go_to_the_group_from_the_nack_the_factor_says(tmp_path: Path) -
         assert qos["subscriber"]["transport.recv_socket_buffer_size"] == "4096 B"
         pcaps = sorted((run / "pcaps").glob("h1-eth0.pcap*"))
         assert pcaps, f"{run.name}: no capture"
-        got[value] = repairs.destinations(dz.dissect(pcaps[0]), source=H1)
-        print(f"{run.name}: {got[value]}")
+        d = dz.dissect(pcaps[0])
+        got[value] = repairs.destinations(d, source=H1)
+        # Perftest's -multicast: periodic heartbeats to the group, read back and on the wire
+        assert qos["publisher"]["writer.multicast_periodic_heartbeat"] == "on", qos
+        (writer,) = heartbeats.throughput_writers(d, 1, source=H1)
+        to_group, to_one = heartbeats.request_destinations(d, writer[0], writer[1])
+        print(f"{run.name}: {got[value]}; acknowledgement requests to the group {to_group}, "
+              f"to one reader {to_one}")
+        assert to_group > to_one, (to_group, to_one)
     second, first = got["second-nack"], got["first-nack"]
     assert second.first > 1000 and first.first > 1000, got
     assert second.to_reader > 0, f"no loss, nothing to repair: {second}"
