@@ -405,6 +405,7 @@ class Network:
                 self.cpu.limit(h, float(spec.params["cpu"]), cpus.get(h))
         self._make_links()
         self._start_user_mode_routers()
+        self._shape_routers()
         self.shaping = self._read_shaping()
         self._configure_nodes()
         for sw in spec.switches:
@@ -530,6 +531,62 @@ class Network:
             devs[sw] = [port for port, _ in ports]
         return devs
 
+    def _shape_routers(self) -> None:
+        """router_delay/router_loss (topologies/routed.py): netem on the egress of every router
+        link interface, in the kernel that routes; a user-mode router loads the sch_netem of
+        its own kernel's modules first (the host's may have none)."""
+        want = shaping.requested_routers(self.spec.params)
+        if not want:
+            return
+        netem = shaping.netem_args(want)
+        for r in self.spec.routers:
+            self.step = ("shaping the router's links", r)
+            if r in self.uml:
+                from topologies.uml import netem_module
+
+                module = netem_module()
+                if module is None:
+                    raise RuntimeError(f"{r}: the user-mode kernel's sch_netem module is missing "
+                                       "(package user-mode-linux): router_delay/router_loss "
+                                       "cannot be applied")
+                res = self.run(r, ["insmod", str(module)])
+                if res.returncode != 0 and "File exists" not in res.stderr:
+                    raise RuntimeError(f"{r}: loading {module} in its kernel failed: "
+                                       f"{res.stderr.strip()}")
+            for intf in self.spec.addresses[r]:
+                res = self.run(r, ["tc", "qdisc", "replace", "dev", intf, "root", "netem",
+                                   *netem])
+                if res.returncode != 0:
+                    raise RuntimeError(f"{r}: tc qdisc replace dev {intf} root netem "
+                                       f"{' '.join(netem)} failed: {res.stderr.strip()}")
+        where = "their own user-mode kernels" if self.uml else "the host kernel"
+        self.log(f"== routers: netem {' '.join(netem)} on the egress of every router link "
+                 f"interface, in {where}")
+
+    def _read_router_shaping(self) -> dict[str, Any]:
+        """The routers' netem read back from each router's kernel (router_delay/router_loss);
+        raises RuntimeError naming the interfaces that differ."""
+        want = shaping.requested_routers(self.spec.params)
+        if not want:
+            return {}
+        links: dict[str, dict[str, Any]] = {}
+        bad: list[str] = []
+        for r in self.spec.routers:
+            q = self.run(r, ["tc", "-j", "qdisc", "show"])
+            if q.returncode != 0:
+                raise RuntimeError(f"reading qdiscs of {r} failed: {q.stderr.strip()}")
+            devs = list(self.spec.addresses[r])
+            applied = shaping.parse_tc(q.stdout)
+            bad += [f"{r} {line}" for line in shaping.mismatches(want, applied, devs)]
+            for d in devs:
+                links[d] = applied.get(d, {"qdiscs": []})
+        if bad:
+            raise RuntimeError("router link shaping was not applied as asked (topology "
+                               "parameters router_delay/router_loss): " + "; ".join(bad[:5]))
+        kernel = "user-mode" if self.uml else "host"
+        return {"requested": want, "kernel": kernel, "links": links,
+                "per": "egress of every router link interface"}
+
     def _read_shaping(self) -> dict[str, Any]:
         """Read the qdiscs back from every link interface and check them against the
         topology's bw/delay/loss; raises RuntimeError naming the interfaces that differ.
@@ -538,8 +595,9 @@ class Network:
         name), what tc shows.
         """
         want = shaping.requested(self.spec.params)
+        routers = self._read_router_shaping()
         if not want:
-            return {"requested": {}, "links": {}}
+            return {"requested": {}, "links": {}, **({"routers": routers} if routers else {})}
         links: dict[str, dict[str, Any]] = {}
         bad: list[str] = []
         for node, devs in self._link_devices().items():

@@ -26,6 +26,11 @@ Router kernel: `router_kernel=host` routes in the host's kernel (each router a n
 whose kernel lacks multicast routing; `auto` (the default) takes `host` where the host's
 kernel can route multicast and `uml` where it cannot, and the build log and the manifest say
 which.
+
+Router link shaping: `router_delay`/`router_loss` put netem on the egress of every router
+link interface, in the kernel that routes: the host's (it needs sch_netem) or the router's
+own user-mode kernel, which ships it (`auto` takes `uml` where the host has no netem). A
+packet between hosts of segments k routers apart crosses k shaped egresses each way.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from typing import Any
 
 from mcastlab import capabilities
 from multicast import routing
-from topologies import servers
+from topologies import servers, uml
 from topologies.spec import (
     COMMON_PARAMS,
     Param,
@@ -72,6 +77,11 @@ PARAMS: tuple[Param, ...] = (
     Param("router_kernel", "choice", "auto", "the routers' kernel: the host's, or each its "
           "own user-mode Linux (uml); auto: host where it can route multicast, else uml",
           choices=("auto", "host", "uml")),
+    Param("router_delay", "delay", None, "one-way delay on the egress of every router link "
+          "interface (netem in the router's kernel: its own with router_kernel=uml, where the "
+          "host has no netem)", high=10000),
+    Param("router_loss", "percent", None, "loss percentage on the egress of every router link "
+          "interface (netem, as router_delay)", low=0, high=100),
     Param("smc_groups", "groups", "239.0.0.0/8",
           "smcroute: comma-separated groups (GROUP[/LEN])"),
     Param("smc_mode", "choice", "star", "smcroute: (*,G) or (S,G) routes", choices=("star", "sg")),
@@ -163,13 +173,28 @@ def plan(params: dict[str, Any]) -> Spec:
         )
     needs = switch_needs(p)
     daemon = routing.daemon_for(p)
-    p["router_kernel"] = router_kernel(p["router_kernel"], daemon)
+    router_netem = bool(p.get("router_delay") or p.get("router_loss"))
+    if router_netem and (p.get("bw") or p.get("delay") or p.get("loss")):
+        raise TopologyParamError(
+            "topology routed: parameters 'router_delay'/'router_loss' and 'bw'/'delay'/'loss' "
+            "are not allowed together (both would own the router interfaces' root qdisc); "
+            "allowed: shaping of every link (bw, delay, loss) or of the routers' links "
+            "(router_delay, router_loss)")
+    p["router_kernel"] = router_kernel(p["router_kernel"], daemon, router_netem)
     if daemon is not None:
         daemon.check_params(p)
         needs += [n for n in daemon.needs
                   if p["router_kernel"] == "host" or n not in HOST_KERNEL_ROUTING]
     if p["router_kernel"] == "uml":
         needs.append("uml")
+        if router_netem and capabilities.detect()["uml"] and uml.netem_module() is None:
+            raise TopologyParamError(
+                "topology routed: parameters 'router_delay'/'router_loss' need the user-mode "
+                f"kernel's sch_netem module ({uml.UML_MODULES}/<release>/kernel/net/sched/"
+                "sch_netem.ko, package user-mode-linux), which is missing; allowed: "
+                "router_kernel = 'host' on a kernel with sch_netem, or no router shaping")
+    elif router_netem:
+        needs.append("netem")  # in the routers' namespaces, the host kernel's qdisc
     if p["mrouting"] == "smcroute":
         p["smc_routes"] = _smcroute_routes(p, hosts, addresses, switches, segment_of_router,
                                            adjacency, link_intf)
@@ -189,13 +214,16 @@ def plan(params: dict[str, Any]) -> Spec:
     return spec
 
 
-def router_kernel(asked: str, daemon: Any) -> str:
+def router_kernel(asked: str, daemon: Any, netem: bool = False) -> str:
     """`host` or `uml` for `router_kernel = asked`: `auto` is `host` when no daemon needs the
-    kernel's multicast routing or the host's kernel has what the daemon needs, else `uml`
-    where user-mode Linux is installed (else `host`, refused at build naming the feature)."""
+    kernel's multicast routing or the host's kernel has what the daemon needs (and netem,
+    for router_delay/router_loss), else `uml` where user-mode Linux is installed (else
+    `host`, refused at build naming the feature)."""
     if asked != "auto":
         return asked
     wanted = [n for n in (daemon.needs if daemon else ()) if n in HOST_KERNEL_ROUTING]
+    if netem:
+        wanted.append("netem")
     have = capabilities.detect()
     if all(have[n] for n in wanted) or not have["uml"]:
         return "host"

@@ -44,6 +44,35 @@ def requested(params: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+def requested_routers(params: dict[str, Any]) -> dict[str, float]:
+    """The netem every router link interface must carry (routed topologies' router_delay and
+    router_loss; empty dict: none asked for), in :func:`requested`'s terms.
+
+    >>> requested_routers({"router_delay": "5ms", "router_loss": 1})
+    {'delay_ms': 5.0, 'loss_pct': 1.0}
+    """
+    out: dict[str, float] = {}
+    if params.get("router_delay"):
+        out["delay_ms"] = duration_ms(str(params["router_delay"]))
+    if params.get("router_loss"):
+        out["loss_pct"] = float(params["router_loss"])
+    return out
+
+
+def netem_args(want: dict[str, float]) -> list[str]:
+    """tc netem arguments for a :func:`requested`-style dict.
+
+    >>> netem_args({"delay_ms": 5.0, "loss_pct": 1.0})
+    ['delay', '5ms', 'loss', '1%']
+    """
+    out: list[str] = []
+    if "delay_ms" in want:
+        out += ["delay", f"{want['delay_ms']:g}ms"]
+    if "loss_pct" in want:
+        out += ["loss", f"{want['loss_pct']:g}%"]
+    return out
+
+
 def link_params(params: dict[str, Any]) -> dict[str, Any]:
     """Keyword arguments for Mininet's ``TCIntf`` (empty when nothing is shaped)."""
     out: dict[str, Any] = {}

@@ -255,4 +255,11 @@ def module_dir() -> Path | None:
     return path if rel != "unknown" and path.is_dir() else None
 
 
-__all__ = ["UmlRouter", "available", "kernel_path", "module_dir"]
+def netem_module() -> Path | None:
+    """The user-mode kernel's sch_netem module (router_delay/router_loss), if installed."""
+    mods = module_dir()
+    path = mods / "kernel" / "net" / "sched" / "sch_netem.ko" if mods else None
+    return path if path is not None and path.is_file() else None
+
+
+__all__ = ["UmlRouter", "available", "kernel_path", "module_dir", "netem_module"]

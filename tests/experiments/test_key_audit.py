@@ -155,6 +155,8 @@ TOPOLOGY_PARAMS: dict[str, tuple[Any, str]] = {
     "pim_daemon": ("frr", "topology"),
     # the kernel `auto` does not pick on this machine
     "router_kernel": ("host" if not capabilities.detect()["mroute"] else "uml", "topology"),
+    "router_delay": ("5ms", "router links"),  # netem in the routers' kernels
+    "router_loss": (1, "router links"),
     "smc_groups": ("239.1.0.0/16", "topology"),
     "smc_mode": ("sg", "topology"),
     "smc_source": ("h3", "topology"),
@@ -290,6 +292,9 @@ def test_topology_param_changes_its_layer(key: str) -> None:
     if layer == "links":
         assert shaping.link_params(after.params) != shaping.link_params(before.params)
         assert shaping.requested(after.params), f"{key} is not read back after building"
+    elif layer == "router links":  # applied and read back by topologies/net.py
+        assert shaping.requested_routers(after.params) != shaping.requested_routers(
+            before.params), f"{key} = {value!r} reaches no router link"
     else:
         assert after.describe() != before.describe(), f"{key} = {value!r} changed nothing"
 

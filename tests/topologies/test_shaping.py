@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+import topologies
 from mcastlab import capabilities
-from topologies import shaping
+from topologies import routed, shaping
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,3 +103,23 @@ def test_delay_is_bounded() -> None:
     assert topologies.resolve("lan", {"delay": "10s"}).params["delay"] == "10s"
     with pytest.raises(topologies.TopologyParamError, match="at most 10000 ms"):
         topologies.resolve("lan", {"delay": "100000s"})
+
+
+def test_router_shaping_and_link_shaping_are_refused_together() -> None:
+    with pytest.raises(topologies.TopologyParamError,
+                       match="'router_delay'/'router_loss' and 'bw'/'delay'/'loss' are not "
+                             "allowed together"):
+        topologies.resolve("routed", {"routers": 2, "router_delay": "5ms", "bw": 10})
+
+
+def test_host_routers_need_the_hosts_netem(monkeypatch: pytest.MonkeyPatch) -> None:
+    """router_kernel = "host" with router_delay: the host kernel's netem is a need, so a
+    machine without it refuses the network before building, naming sch_netem; auto takes
+    the user-mode routers there."""
+    spec = topologies.resolve("routed", {"routers": 2, "mrouting": "none",
+                                         "router_kernel": "host", "router_delay": "5ms"})
+    assert "netem" in spec.needs
+    have = {**capabilities.detect(), "netem": False, "uml": True}
+    monkeypatch.setattr(capabilities, "detect", lambda: have)
+    assert routed.router_kernel("auto", None, netem=True) == "uml"
+    assert routed.router_kernel("auto", None, netem=False) == "host"
