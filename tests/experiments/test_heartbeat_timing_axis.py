@@ -22,26 +22,17 @@ import topologies
 from experiments import agents, matrix
 from experiments import scenario as scenario_mod
 from experiments.scenario import ScenarioError
+from tests.helpers.scenarios import lan_scenario
 
-SCENARIO = """\
-[campaign]
-name = "hb"
-[topology]
-name = "lan"
-params = {{ hosts = 4 }}
-[agent]
-kind = "{kind}"
-[matrix]
-participants = [{count}]
-modes = ["unicast"]
-execution_time = 5
-"""
 IPS = {h: f"10.0.0.{i}" for i, h in enumerate(["h1", "h2", "h3", "h4"], 1)}
 
 
-def _write(tmp_path: Path, extra: str = "", kind: str = "native", count: int = 12) -> Path:
+def _write(tmp_path: Path, extra: str = "", kind: str = "native", count: int = 12,
+           extra_args: list[str] | None = None) -> Path:
     path = tmp_path / "hb.toml"
-    path.write_text(SCENARIO.format(kind=kind, count=count) + extra)
+    path.write_text(lan_scenario("hb", agent=kind, extra_args=extra_args,
+                                 matrix=f"participants = [{count}]\nmodes = [\"unicast\"]\n"
+                                 "execution_time = 5\n" + extra))
     return path
 
 
@@ -98,10 +89,7 @@ def test_ddsperf_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("option", ["-scaleSettings", "-scaleDiscovery"])
 def test_the_timing_and_its_option_together_are_refused(tmp_path: Path, option: str) -> None:
-    text = SCENARIO.format(kind="native", count=12).replace(
-        'kind = "native"', f'kind = "native"\nextra_args = ["{option}"]')
-    path = tmp_path / "hb.toml"
-    path.write_text(text + 'heartbeat_timing = ["perftest"]\n')
+    path = _write(tmp_path, 'heartbeat_timing = ["perftest"]\n', extra_args=[option])
     with pytest.raises(ScenarioError, match=f"{option} in agent.extra_args sets the timing"):
         scenario_mod.validate(path, check_machine=False)
 
@@ -117,21 +105,14 @@ def test_scaled_discovery_gives_the_agent_scale_discovery(tmp_path: Path) -> Non
 
 
 def test_the_option_in_extra_args_is_what_the_manifest_names(tmp_path: Path) -> None:
-    text = SCENARIO.format(kind="native", count=12).replace(
-        'kind = "native"', 'kind = "native"\nextra_args = ["-scaleDiscovery"]')
-    path = tmp_path / "hb.toml"
-    path.write_text(text)
-    run = _runs(path)[0]
+    run = _runs(_write(tmp_path, extra_args=["-scaleDiscovery"]))[0]
     assert agents.heartbeat_timing(run) == "scaled-discovery"
     for p in agents.build(run, IPS, Path("/run/a")):
         assert p.argv.count("-scaleDiscovery") == 1 and "-scaleSettings" not in p.argv
 
 
 def test_scale_discovery_in_extra_args_is_refused_for_fast_dds(tmp_path: Path) -> None:
-    text = SCENARIO.format(kind="fastdds", count=12).replace(
-        'kind = "fastdds"', 'kind = "fastdds"\nextra_args = ["-scaleDiscovery"]')
-    path = tmp_path / "hb.toml"
-    path.write_text(text)
+    path = _write(tmp_path, kind="fastdds", extra_args=["-scaleDiscovery"])
     with pytest.raises(ScenarioError, match="not accepted by the Fast DDS agent"):
         scenario_mod.validate(path, check_machine=False)
 

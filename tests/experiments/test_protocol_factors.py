@@ -22,27 +22,18 @@ import topologies
 from experiments import agent_qos, agents, matrix
 from experiments import scenario as scenario_mod
 from experiments.scenario import ScenarioError
+from tests.helpers.scenarios import lan_scenario
 
-SCENARIO = """\
-[campaign]
-name = "proto"
-[topology]
-name = "lan"
-params = {{ hosts = 4 }}
-[agent]
-kind = "{kind}"
-[matrix]
-participants = [3]
-modes = {modes}
-execution_time = 5
-"""
 IPS = {h: f"10.0.0.{i}" for i, h in enumerate(["h1", "h2", "h3", "h4"], 1)}
 BOTH = '["unicast", "multicast"]'
 
 
-def _write(tmp_path: Path, extra: str = "", kind: str = "native", modes: str = BOTH) -> Path:
+def _write(tmp_path: Path, extra: str = "", kind: str = "native", modes: str = BOTH,
+           extra_args: list[str] | None = None) -> Path:
     path = tmp_path / "proto.toml"
-    path.write_text(SCENARIO.format(kind=kind, modes=modes) + extra)
+    path.write_text(lan_scenario("proto", agent=kind, extra_args=extra_args,
+                                 matrix=f"participants = [3]\nmodes = {modes}\n"
+                                 "execution_time = 5\n" + extra))
     return path
 
 
@@ -130,11 +121,8 @@ def test_one_at_a_time_switches_each_factor_alone(tmp_path: Path) -> None:
 def test_refused_with_file_key_reason_and_choices(tmp_path: Path, kind: str, extra: str,
                                                   modes: str, says: str | None) -> None:
     if says is None:  # the option in extra_args and the factor together
-        path = tmp_path / "proto.toml"
-        path.write_text(SCENARIO.format(kind=kind, modes=modes).replace(
-            '[agent]\nkind = "native"',
-            '[agent]\nkind = "native"\nextra_args = ["-receiveBufferSize", "65536"]')
-            + 'receive_buffer = ["stock"]\n')
+        path = _write(tmp_path, 'receive_buffer = ["stock"]\n', kind, modes,
+                      extra_args=["-receiveBufferSize", "65536"])
         says = "-receiveBufferSize in agent.extra_args sets it itself"
     else:
         path = _write(tmp_path, extra, kind=kind, modes=modes)
