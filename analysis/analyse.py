@@ -65,10 +65,6 @@ class Pair:
         return any(no_verdict(b) for bounds in self.fidelity.values() for b in bounds)
 
     @property
-    def fidelity_unknown(self) -> bool:
-        return any(b == "unknown" for bounds in self.fidelity.values() for b in bounds)
-
-    @property
     def repetitions(self) -> dict[str, int]:
         return {m: len(ids) for m, ids in self.runs.items()}
 

@@ -139,12 +139,6 @@ def ddsperf_latency_summary(text: str) -> dict[str, Any]:
 
 # ---- a whole run --------------------------------------------------------------------
 
-def read_latency_file(path: Path) -> list[float]:
-    from experiments.perftest_output import parse_latency_file
-
-    return parse_latency_file(path.read_text()) if path.exists() else []
-
-
 LATENCY_BATCH = 1 << 18  # samples per row group: ~8 MB of Python floats at a time
 
 

@@ -91,16 +91,6 @@ def ovs_bridge_settings(snooping: bool, flood_unregistered: bool) -> list[str]:
     ]
 
 
-def ovs_querier_settings(querier: bool) -> list[str]:
-    """OVS has no IGMP querier of its own: nothing to set (the read-back records that).
-
-    OVS snooping still learns groups from the hosts' unsolicited reports, which is
-    enough for a run; entries age out after `mcast-snooping-aging-time` (300 s).
-    """
-    del querier
-    return []
-
-
 def parse_ovs_mdb(text: str) -> dict[str, list[str]]:
     """Parse `ovs-appctl mdb/show BRIDGE` into {group: [ports]} (router ports under '*').
 

@@ -53,15 +53,6 @@ def resolve(name: str, params: dict[str, Any] | None = None) -> Spec:
     return planners[name](dict(params or {}))
 
 
-def params_help(name: str) -> list[tuple[str, str, Any, str]]:
-    """[(key, allowed values, default, help)] for topology `name`."""
-    from topologies import lab, lan, routed
-
-    table = {"lan": lan.PARAMS, "routed": routed.PARAMS, "lab": lab.LAB_PARAMS,
-             "production": lab.PRODUCTION_PARAMS}[name]
-    return [(p.name, p.allowed(), p.default, p.help) for p in table]
-
-
 def missing_capabilities(spec: Spec) -> list[str]:
     """One message per missing capability (naming the alternative); empty when buildable."""
     from mcastlab import capabilities

@@ -909,10 +909,6 @@ def check_buildable(spec: Spec) -> None:
             f"topology {spec.family} cannot be built here: " + "; ".join(missing))
 
 
-def shell_join(argv: Sequence[str]) -> str:
-    return " ".join(shlex.quote(a) for a in argv)
-
-
 def wait_for(predicate: Any, timeout: float, interval: float = 0.05) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
