@@ -62,6 +62,35 @@ def _short_number(v: float) -> str:
     return f"{v:g}"
 
 
+def time_label(us: float) -> str:
+    """Tick label of a time given in µs, in the unit a person reads at that size.
+
+    >>> [time_label(v) for v in (250, 2000, 1.5e6)]
+    ['250 µs', '2 ms', '1.5 s']
+    """
+    for div, unit in ((1e6, "s"), (1e3, "ms")):
+        if abs(us) >= div:
+            return f"{us / div:g} {unit}"
+    return f"{us:g} µs"
+
+
+def log_axis(ax: Any, which: str, times: bool) -> None:
+    """Readable log ticks on the x or y axis of ``ax`` (call after plotting): major ticks
+    only, at 1-2-5, 1-3 or whole decades as the span allows, labelled as times (µs, ms, s;
+    the data in µs) or as short numbers (12k, 3.5M); minor ticks unlabelled, so labels
+    never crowd one another."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    lo, hi = ax.get_ylim() if which == "y" else ax.get_xlim()
+    decades = float(np.log10(hi / lo)) if lo > 0 and hi > lo else 1.0
+    subs = (1.0, 2.0, 5.0) if decades <= 1.5 else (1.0, 3.0) if decades <= 3 else (1.0,)
+    axis.set_major_locator(LogLocator(subs=subs))
+    label = time_label if times else _short_number
+    axis.set_major_formatter(FuncFormatter(lambda v, _: label(v)))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _save(fig, out_dir: Path, stem: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -286,17 +315,17 @@ def summary_figure(analysis: Analysis, group: str, out_dir: Path) -> list[Path]:
             ax.set_xticks(counts, [str(c) for c in counts])
             ax.minorticks_off()
         ax.set_xlabel("participants (publishers = subscribers)")
-        ax.set_ylabel(f"{stat} {metric} ({unit})")
+        # latency ticks carry their unit (µs, ms, s); throughput's is in the label
+        ax.set_ylabel(f"{stat} {metric}" if unit == "µs" else f"{stat} {metric} ({unit})")
         ax.set_title(f"{stat} {metric}, 95% block-bootstrap interval")
         lows = [line.get_ydata().min() for line in ax.get_lines() if len(line.get_ydata())]
         highs = [line.get_ydata().max() for line in ax.get_lines() if len(line.get_ydata())]
         if metric == "latency" and lows and min(lows) > 0 and max(highs) / min(lows) > LOG_SPAN:
             ax.set_yscale("log")
-            plain = plt.FuncFormatter(lambda v, _: f"{v:g}")
-            ax.yaxis.set_major_formatter(plain)
-            ax.yaxis.set_minor_formatter(plain)
+            log_axis(ax, "y", times=unit == "µs")
         else:
-            ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: _short_number(v)))
+            label = time_label if unit == "µs" else _short_number
+            ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _, f=label: f(v)))
         ax.grid(True, alpha=0.3, which="both")
         if ax.get_lines():
             ax.legend()
@@ -432,10 +461,14 @@ def size_figure(curves: Any, panels: list[tuple[str, str]], title: str, out_dir:
         _size_axis(ax, sizes)
         vals = curves[col].astype(float)
         vals = vals[np.isfinite(vals) & (vals > 0)]
+        times = label.endswith(" (µs)")  # ticks then carry the unit: µs, ms, s
         if len(vals) and vals.max() / vals.min() > LOG_SPAN:
             ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: _short_number(v)))
-        ax.set_title(label)
+            log_axis(ax, "y", times=times)
+        else:
+            fmt = time_label if times else _short_number
+            ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _, f=fmt: f(v)))
+        ax.set_title(label.removesuffix(" (µs)"))
         ax.grid(True, alpha=0.3, which="both")
     for ax in list(axes.flat)[len(panels):]:
         ax.set_axis_off()
