@@ -202,9 +202,13 @@ def heartbeat_timing(cfg: dict[str, Any]) -> str | None:
         return "scaled-discovery"
     if NATIVE_SCALE[0] in extra:
         return "scaled"
-    # the axis ("scaled*" only reaches the agents that have it: experiments/matrix.py),
-    # else the agent's own: the native agent gets -scaleSettings
-    return cfg.get("heartbeat_timing") or ("scaled" if kind in NATIVE_KINDS else "perftest")
+    # the axis, where the agent has the options (the expansion leaves the others' "scaled*"
+    # runs out; a configuration made otherwise runs Perftest's timing), else the agent's
+    # own: the native agent gets -scaleSettings
+    asked = cfg.get("heartbeat_timing")
+    if asked and (asked == "perftest" or kind in NATIVE_KINDS):
+        return asked
+    return "scaled" if kind in NATIVE_KINDS else "perftest"
 
 
 def protocol_args(cfg: dict[str, Any]) -> list[str]:
