@@ -45,7 +45,7 @@ class WriterSpacing:
     max_ms: float
 
 
-def _sent_by(d: dz.Dissection, source: int | None) -> np.ndarray:
+def sent_by(d: dz.Dissection, source: int | None) -> np.ndarray:
     """Per submessage: not quoted, and (with ``source``) in a datagram from that address."""
     s = d.subs
     ok = s["quoted"] == 0
@@ -54,12 +54,22 @@ def _sent_by(d: dz.Dissection, source: int | None) -> np.ndarray:
     return ok
 
 
+def user_data(d: dz.Dissection, source: int | None = None) -> np.ndarray:
+    """Per submessage: a user DATA/DATA_FRAG (not quoted; from ``source`` if given)."""
+    s = d.subs
+    return np.isin(s["id"], DATA_IDS) & (s["cls"] == dz.C_USER) & sent_by(d, source)
+
+
+def _requests(d: dz.Dissection, prefix: int, eid: int) -> np.ndarray:
+    """Per submessage: one writer's acknowledgement-requesting HEARTBEAT (not quoted)."""
+    s = d.subs
+    return ((s["id"] == HEARTBEAT) & ((s["flags"] & FINAL) == 0) & (s["quoted"] == 0)
+            & (s["src_prefix"] == prefix) & (s["writer_eid"] == eid))
+
+
 def request_times(d: dz.Dissection, prefix: int, eid: int) -> np.ndarray:
     """Times (s) of one writer's acknowledgement requests, merged (``MERGE_S``)."""
-    s = d.subs
-    sel = ((s["id"] == HEARTBEAT) & ((s["flags"] & FINAL) == 0) & (s["quoted"] == 0)
-           & (s["src_prefix"] == prefix) & (s["writer_eid"] == eid))
-    t = np.sort(d.frames["ts"][s["frame"][sel]])
+    t = np.sort(d.frames["ts"][d.subs["frame"][_requests(d, prefix, eid)]])
     if t.size == 0:
         return t
     keep = np.concatenate(([True], np.diff(t) >= MERGE_S))
@@ -71,7 +81,7 @@ def throughput_writers(d: dz.Dissection, writers: int, source: int | None = None
     """(prefix index, entity id, DATA count) of the ``writers`` user writers with the most
     DATA (sent from ``source`` if given), most first."""
     s = d.subs
-    sel = np.isin(s["id"], DATA_IDS) & (s["cls"] == dz.C_USER) & _sent_by(d, source)
+    sel = user_data(d, source)
     if not sel.any():
         return []
     keys = np.stack([s["src_prefix"][sel].astype(np.int64), s["writer_eid"][sel].astype(np.int64)],
@@ -105,8 +115,6 @@ def request_destinations(d: dz.Dissection, prefix: int, eid: int) -> tuple[int, 
     ``-multicast`` a Connext writer sends its periodic heartbeats to the group
     (``enable_multicast_periodic_heartbeat``); heartbeats that answer a reader's NACK go to
     that reader."""
-    s = d.subs
-    sel = ((s["id"] == HEARTBEAT) & ((s["flags"] & FINAL) == 0) & (s["quoted"] == 0)
-           & (s["src_prefix"] == prefix) & (s["writer_eid"] == eid))
-    group = (d.frames["flags"][s["frame"][sel]] & dz.F_MCAST) != 0
+    frames = d.subs["frame"][_requests(d, prefix, eid)]
+    group = (d.frames["flags"][frames] & dz.F_MCAST) != 0
     return int(group.sum()), int((~group).sum())

@@ -14,11 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from captures import dissect as dz
-
-DATA_IDS = (0x15, 0x16)  # DATA, DATA_FRAG
+from captures.heartbeats import user_data
 
 
 @dataclass(frozen=True)
@@ -32,12 +29,8 @@ class RepairDestinations:
 
 def destinations(d: dz.Dissection, source: int | None = None) -> RepairDestinations:
     """Repairs by destination kind (of datagrams from ``source`` only, if given)."""
-    s = d.subs
-    sel = np.isin(s["id"], DATA_IDS) & (s["cls"] == dz.C_USER) & (s["quoted"] == 0)
-    frames = d.frames[s["frame"]]
-    if source is not None:
-        sel &= frames["src"] == source
+    sel = user_data(d, source)
     repair = sel & d.repair
-    group = (frames["flags"] & dz.F_MCAST) != 0
+    group = (d.frames["flags"][d.subs["frame"]] & dz.F_MCAST) != 0
     return RepairDestinations(int((sel & ~d.repair).sum()), int((repair & group).sum()),
                               int((repair & ~group).sum()))

@@ -30,7 +30,7 @@ from typing import Any
 
 from experiments import agent_options
 from experiments.results import sha256_file
-from experiments.schema import STOCK_RMEM_MAX
+from experiments.schema import MULTICAST_RESEND, RECEIVE_BUFFER, STOCK_RMEM_MAX
 from mcastlab import paths
 
 PERFTEST_KINDS = ("native", "native-asan", "fastdds", "fastdds-asan", "rti")
@@ -165,10 +165,6 @@ NATIVE_SCALE = ["-scaleSettings"]
 # ([matrix] heartbeat_timing = "scaled-discovery"; perftest-wrappers/native/perftiming.c).
 NATIVE_SCALE_DISCOVERY = ["-scaleDiscovery"]
 NATIVE_KINDS = ("native", "native-asan")
-# The protocol factors' options (protocol_args): repairs to the group from the first NACK
-# (the Cyclone DDS agent's extension) and Perftest's receive buffer option.
-FIRST_NACK_RESEND = "-multicastResendOnFirstNack"
-RECEIVE_BUFFER_SIZE = "-receiveBufferSize"
 LARGE_TEST = 20  # participants (publishers + subscribers) above which the agent applies it
 # The mcastlab agents' own bound on discovery (120 s by default; Perftest waits without
 # one). At 75 + 75 on 2 cores discovery took 80-119 s unicast and the stragglers of an
@@ -227,9 +223,9 @@ def protocol_args(cfg: dict[str, Any]) -> list[str]:
     kind = cfg["agent"]
     if (cfg.get("multicast_resend") == "first-nack" and kind in NATIVE_KINDS
             and cfg["mode"] == "multicast"):  # no group in a unicast run
-        out.append(FIRST_NACK_RESEND)
+        out.append(MULTICAST_RESEND.option)
     if cfg.get("receive_buffer") == "stock" and kind in PERFTEST_KINDS:
-        out += [RECEIVE_BUFFER_SIZE, str(STOCK_RMEM_MAX)]
+        out += [RECEIVE_BUFFER.option, str(STOCK_RMEM_MAX)]
     return out
 
 

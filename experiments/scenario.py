@@ -485,11 +485,6 @@ def _check_heartbeat_timing(path: Path, sc: Scenario) -> None:
             + f"; allowed for {k!r}: 'perftest'")
 
 
-# The agent option that sets each protocol factor (agent.extra_args may not carry it too).
-_FACTOR_OPTIONS = {"multicast_resend": "-multicastResendOnFirstNack",
-                   "receive_buffer": "-receiveBufferSize"}
-
-
 def _check_protocol_factors(path: Path, sc: Scenario) -> None:
     """``matrix.multicast_resend`` and ``matrix.receive_buffer`` (schema.PROTOCOL_FACTORS): a value
     runs only with the agents that can apply it (the others' runs are left out, as for
@@ -504,7 +499,7 @@ def _check_protocol_factors(path: Path, sc: Scenario) -> None:
         if values is None:
             continue
         key = f"matrix.{factor.key}"
-        option = _FACTOR_OPTIONS[factor.key]
+        option = factor.option
         if any(a.lower() == option.lower() for a in sc.agent.extra_args):
             raise ScenarioError(path, key, f"{option} in agent.extra_args sets it itself; "
                                 f"allowed: {factor.key} or the option, not both")

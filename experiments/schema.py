@@ -92,6 +92,7 @@ class ProtocolFactor:
     tag: str  # run id part: "<tag>-<value>" when the axis has more than one value
     values: tuple[str, ...]
     qos_key: str  # the effective-QoS line (experiments/agent_qos.py) that reads it back
+    option: str  # the agent option that applies it (agent.extra_args may not give it too)
     # (value, agent kind) -> why that agent cannot apply the value
     missing: dict[tuple[str, str], str]
 
@@ -110,13 +111,14 @@ _RTI_BUFFER = ("Perftest on Connext Professional takes its socket buffers from i
                "profile (2 MiB) and has no -receiveBufferSize (a Connext Micro option)")
 MULTICAST_RESEND = ProtocolFactor(
     "multicast_resend", "resend", get_args(MulticastResend),
-    "writer.multicast_resend_threshold",
+    "writer.multicast_resend_threshold", "-multicastResendOnFirstNack",
     {**{(v, k): _FASTDDS_RESEND for v in get_args(MulticastResend)
         for k in ("fastdds", "fastdds-asan")},
      **{(v, "ddsperf"): _NOT_PERFTEST for v in get_args(MulticastResend)},
      ("first-nack", "rti"): _RTI_RESEND})
 RECEIVE_BUFFER = ProtocolFactor(
     "receive_buffer", "rcvbuf", get_args(ReceiveBuffer), "transport.recv_socket_buffer_size",
+    "-receiveBufferSize",
     {("stock", "rti"): _RTI_BUFFER,
      ("stock", "ddsperf"): _NOT_PERFTEST, ("perftest", "ddsperf"): _NOT_PERFTEST})
 PROTOCOL_FACTORS: tuple[ProtocolFactor, ...] = (MULTICAST_RESEND, RECEIVE_BUFFER)

@@ -563,26 +563,41 @@ class Network:
         self.log(f"== routers: netem {' '.join(netem)} on the egress of every router link "
                  f"interface, in {where}")
 
+    def _read_back(self, devices: dict[str, list[str]], want: dict[str, float], what: str,
+                   params: str, classes: bool) -> dict[str, dict[str, Any]]:
+        """The qdiscs tc shows on each node's ``devices`` (and the HTB classes, with
+        ``classes``), per interface by logical name; raises RuntimeError naming the
+        interfaces that differ from ``want`` (``what`` set by the topology's ``params``)."""
+        links: dict[str, dict[str, Any]] = {}
+        bad: list[str] = []
+        for node, devs in devices.items():
+            q = self.run(node, ["tc", "-j", "qdisc", "show"])
+            class_text = ""
+            if classes:
+                script = "; ".join(f"echo {shlex.quote(d)}:; tc class show dev {shlex.quote(d)}"
+                                   for d in devs)
+                class_text = self.run(node, ["sh", "-c", script]).stdout
+            if q.returncode != 0:
+                raise RuntimeError(f"reading qdiscs of {node} failed: {q.stderr.strip()}")
+            applied = shaping.parse_tc(q.stdout, class_text)
+            bad += [f"{node} {line}" for line in shaping.mismatches(want, applied, devs)]
+            real = self.real_name(node)
+            for d in devs:
+                links[d.replace(real, node, 1)] = applied.get(d, {"qdiscs": []})
+        if bad:
+            raise RuntimeError(f"{what} was not applied as asked (topology parameters "
+                               f"{params}): " + "; ".join(bad[:5]))
+        return links
+
     def _read_router_shaping(self) -> dict[str, Any]:
         """The routers' netem read back from each router's kernel (router_delay/router_loss);
         raises RuntimeError naming the interfaces that differ."""
         want = shaping.requested_routers(self.spec.params)
         if not want:
             return {}
-        links: dict[str, dict[str, Any]] = {}
-        bad: list[str] = []
-        for r in self.spec.routers:
-            q = self.run(r, ["tc", "-j", "qdisc", "show"])
-            if q.returncode != 0:
-                raise RuntimeError(f"reading qdiscs of {r} failed: {q.stderr.strip()}")
-            devs = list(self.spec.addresses[r])
-            applied = shaping.parse_tc(q.stdout)
-            bad += [f"{r} {line}" for line in shaping.mismatches(want, applied, devs)]
-            for d in devs:
-                links[d] = applied.get(d, {"qdiscs": []})
-        if bad:
-            raise RuntimeError("router link shaping was not applied as asked (topology "
-                               "parameters router_delay/router_loss): " + "; ".join(bad[:5]))
+        links = self._read_back({r: list(self.spec.addresses[r]) for r in self.spec.routers},
+                                want, "router link shaping", "router_delay/router_loss",
+                                classes=False)
         kernel = "user-mode" if self.uml else "host"
         return {"requested": want, "kernel": kernel, "links": links,
                 "per": "egress of every router link interface"}
@@ -592,29 +607,15 @@ class Network:
         topology's bw/delay/loss; raises RuntimeError naming the interfaces that differ.
 
         Returns the manifest's record: what was asked for and, per interface (logical
-        name), what tc shows.
+        name), what tc shows; the routers' own shaping (router_delay/router_loss) under
+        "routers".
         """
         want = shaping.requested(self.spec.params)
         routers = self._read_router_shaping()
         if not want:
             return {"requested": {}, "links": {}, **({"routers": routers} if routers else {})}
-        links: dict[str, dict[str, Any]] = {}
-        bad: list[str] = []
-        for node, devs in self._link_devices().items():
-            q = self.run(node, ["tc", "-j", "qdisc", "show"])
-            script = "; ".join(f"echo {shlex.quote(d)}:; tc class show dev {shlex.quote(d)}"
-                               for d in devs)
-            c = self.run(node, ["sh", "-c", script])
-            if q.returncode != 0:
-                raise RuntimeError(f"reading qdiscs of {node} failed: {q.stderr.strip()}")
-            applied = shaping.parse_tc(q.stdout, c.stdout)
-            bad += [f"{node} {line}" for line in shaping.mismatches(want, applied, devs)]
-            real = self.real_name(node)
-            for d in devs:
-                links[d.replace(real, node, 1)] = applied.get(d, {"qdiscs": []})
-        if bad:
-            raise RuntimeError("link shaping was not applied as asked (topology parameters "
-                               "bw/delay/loss): " + "; ".join(bad[:5]))
+        links = self._read_back(self._link_devices(), want, "link shaping", "bw/delay/loss",
+                                classes=True)
         return {"requested": want, "per": "egress of every link interface", "links": links}
 
     def peer_of(self, router: str, intf: str) -> str | None:

@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from captures import dissect as dz
 from captures import heartbeats
-from mcastlab import paths
+from tests.helpers.scenarios import run_native_campaign
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -68,15 +65,7 @@ window_settle_s = 4
 
 
 def test_perftest_timing_at_25x25_on_the_wire(tmp_path: Path) -> None:
-    if not os.access(paths.NATIVE_AGENT, os.X_OK):
-        pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
-    scen = tmp_path / "hb.toml"
-    scen.write_text(SCENARIO)
-    root = tmp_path / "results"
-    res = subprocess.run([sys.executable, "-m", "mcastlab.cli", "run", str(scen), "--results",
-                          str(root)], capture_output=True, text=True, timeout=800,
-                         cwd=paths.REPO_ROOT, check=False)
-    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    root = run_native_campaign(tmp_path, SCENARIO, timeout=800)
     runs = sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("lan-"))
     assert [p.name for p in runs] == ["lan-rel-100B-25x25-multicast-r1",
                                       "lan-rel-100B-25x25-unicast-r1"]

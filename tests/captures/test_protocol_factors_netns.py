@@ -25,16 +25,13 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from captures import dissect as dz
 from captures import heartbeats, repairs
-from mcastlab import paths
+from tests.helpers.scenarios import run_native_campaign
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(600)]
 
@@ -72,15 +69,7 @@ window_s = 0
 
 
 def test_repairs_go_to_the_group_from_the_nack_the_factor_says(tmp_path: Path) -> None:
-    if not os.access(paths.NATIVE_AGENT, os.X_OK):
-        pytest.fail(f"{paths.NATIVE_AGENT} is not built (run ./setup.sh)")
-    scen = tmp_path / "resend.toml"
-    scen.write_text(SCENARIO)
-    root = tmp_path / "results"
-    res = subprocess.run([sys.executable, "-m", "mcastlab.cli", "run", str(scen), "--results",
-                          str(root)], capture_output=True, text=True, timeout=500,
-                         cwd=paths.REPO_ROOT, check=False)
-    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    root = run_native_campaign(tmp_path, SCENARIO, timeout=500)
     got = {}
     for value, threshold in (("second-nack", "2"), ("first-nack", "1")):
         run = root / f"lan-rel-100B-resend-{value}-1x3-multicast-r1"

@@ -18,11 +18,10 @@ from typing import Any
 
 import pytest
 
-import topologies
 from experiments import agents, matrix
 from experiments import scenario as scenario_mod
 from experiments.scenario import ScenarioError
-from tests.helpers.scenarios import lan_scenario
+from tests.helpers.scenarios import expanded_runs, lan_scenario
 
 IPS = {h: f"10.0.0.{i}" for i, h in enumerate(["h1", "h2", "h3", "h4"], 1)}
 
@@ -36,17 +35,12 @@ def _write(tmp_path: Path, extra: str = "", kind: str = "native", count: int = 1
     return path
 
 
-def _runs(path: Path) -> list[dict[str, Any]]:
-    sc, specs = scenario_mod.validate(path, check_machine=False)
-    return matrix.expand(sc, {v: list(topologies.host_names(s)) for v, s in specs.items()})
-
-
 def _scaled(run: dict[str, Any]) -> set[bool]:
     return {"-scaleSettings" in p.argv for p in agents.build(run, IPS, Path("/run/a"))}
 
 
 def test_unset_keeps_ids_configs_and_the_native_agents_scaling(tmp_path: Path) -> None:
-    runs = _runs(_write(tmp_path))
+    runs = expanded_runs(_write(tmp_path))
     assert [r["run_id"] for r in runs] == ["lan-rel-100B-12x12-unicast-r1"]
     assert "heartbeat_timing" not in runs[0]  # resume: stored configs lack the key
     assert _scaled(runs[0]) == {True}
@@ -54,7 +48,7 @@ def test_unset_keeps_ids_configs_and_the_native_agents_scaling(tmp_path: Path) -
 
 
 def test_both_timings_are_named_in_ids_configs_and_command_lines(tmp_path: Path) -> None:
-    runs = _runs(_write(tmp_path, 'heartbeat_timing = ["perftest", "scaled"]\n'))
+    runs = expanded_runs(_write(tmp_path, 'heartbeat_timing = ["perftest", "scaled"]\n'))
     assert [r["run_id"] for r in runs] == ["lan-rel-100B-hb-perftest-12x12-unicast-r1",
                                            "lan-rel-100B-hb-scaled-12x12-unicast-r1"]
     assert [r["heartbeat_timing"] for r in runs] == ["perftest", "scaled"]
@@ -64,7 +58,7 @@ def test_both_timings_are_named_in_ids_configs_and_command_lines(tmp_path: Path)
 
 def test_up_to_20_participants_both_are_perftests(tmp_path: Path) -> None:
     """-scaleSettings has no effect up to 20 participants; the manifest says what ran."""
-    runs = _runs(_write(tmp_path, 'heartbeat_timing = ["scaled"]\n', count=10))
+    runs = expanded_runs(_write(tmp_path, 'heartbeat_timing = ["scaled"]\n', count=10))
     assert [agents.heartbeat_timing(r) for r in runs] == ["perftest"]
     assert _scaled(runs[0]) == {False}
 
@@ -95,7 +89,7 @@ def test_the_timing_and_its_option_together_are_refused(tmp_path: Path, option: 
 
 
 def test_scaled_discovery_gives_the_agent_scale_discovery(tmp_path: Path) -> None:
-    runs = _runs(_write(tmp_path, 'heartbeat_timing = ["scaled-discovery"]\n'))
+    runs = expanded_runs(_write(tmp_path, 'heartbeat_timing = ["scaled-discovery"]\n'))
     # one value: the run id is unchanged (the axis does not vary), the configuration has it
     assert [r["run_id"] for r in runs] == ["lan-rel-100B-12x12-unicast-r1"]
     assert runs[0]["heartbeat_timing"] == "scaled-discovery"
@@ -105,7 +99,7 @@ def test_scaled_discovery_gives_the_agent_scale_discovery(tmp_path: Path) -> Non
 
 
 def test_the_option_in_extra_args_is_what_the_manifest_names(tmp_path: Path) -> None:
-    run = _runs(_write(tmp_path, extra_args=["-scaleDiscovery"]))[0]
+    run = expanded_runs(_write(tmp_path, extra_args=["-scaleDiscovery"]))[0]
     assert agents.heartbeat_timing(run) == "scaled-discovery"
     for p in agents.build(run, IPS, Path("/run/a")):
         assert p.argv.count("-scaleDiscovery") == 1 and "-scaleSettings" not in p.argv
@@ -125,7 +119,7 @@ def test_unknown_and_repeated_values_are_refused(tmp_path: Path) -> None:
 
 
 def test_factorial_leaves_scaled_out_for_agents_without_it(tmp_path: Path) -> None:
-    runs = _runs(_write(tmp_path, 'agents = ["native", "fastdds"]\n'
+    runs = expanded_runs(_write(tmp_path, 'agents = ["native", "fastdds"]\n'
                                   'heartbeat_timing = ["perftest", "scaled"]\n'))
     got = sorted((r["agent"], r["heartbeat_timing"]) for r in runs)
     assert got == [("fastdds", "perftest"), ("native", "perftest"), ("native", "scaled")]
@@ -134,7 +128,7 @@ def test_factorial_leaves_scaled_out_for_agents_without_it(tmp_path: Path) -> No
 
 
 def test_one_at_a_time_switches_the_timing_on_the_baseline_agent(tmp_path: Path) -> None:
-    runs = _runs(_write(tmp_path, 'agents = ["native", "fastdds"]\n'
+    runs = expanded_runs(_write(tmp_path, 'agents = ["native", "fastdds"]\n'
                                   'heartbeat_timing = ["perftest", "scaled"]\n'
                                   'design = "one-at-a-time"\n'))
     got = sorted((r["agent"], r["heartbeat_timing"]) for r in runs)

@@ -18,11 +18,10 @@ from typing import Any
 
 import pytest
 
-import topologies
-from experiments import agent_qos, agents, matrix
+from experiments import agent_qos, agents
 from experiments import scenario as scenario_mod
 from experiments.scenario import ScenarioError
-from tests.helpers.scenarios import lan_scenario
+from tests.helpers.scenarios import expanded_runs, lan_scenario
 
 IPS = {h: f"10.0.0.{i}" for i, h in enumerate(["h1", "h2", "h3", "h4"], 1)}
 BOTH = '["unicast", "multicast"]'
@@ -37,19 +36,12 @@ def _write(tmp_path: Path, extra: str = "", kind: str = "native", modes: str = B
     return path
 
 
-def _runs(path: Path) -> list[dict[str, Any]]:
-    sc, specs = scenario_mod.validate(path, check_machine=False)
-    runs = matrix.expand(sc, {v: list(topologies.host_names(s)) for v, s in specs.items()})
-    assert len(runs) == matrix.run_count(sc)
-    return runs
-
-
 def _argvs(run: dict[str, Any]) -> list[list[str]]:
     return [p.argv for p in agents.build(run, IPS, Path("/run/a"))]
 
 
 def test_unset_keeps_ids_configs_and_command_lines(tmp_path: Path) -> None:
-    runs = _runs(_write(tmp_path))
+    runs = expanded_runs(_write(tmp_path))
     assert [r["run_id"] for r in runs] == ["lan-rel-100B-3x3-unicast-r1",
                                            "lan-rel-100B-3x3-multicast-r1"]
     for r in runs:
@@ -58,9 +50,9 @@ def test_unset_keeps_ids_configs_and_command_lines(tmp_path: Path) -> None:
             assert "-multicastResendOnFirstNack" not in argv and "-receiveBufferSize" not in argv
 
 
-def test_resend_values_are_named_configured_and_applied_in_multicast_runs(
+def test_resend_values_are_named_configured_and_applied_in_multicastexpanded_runs(
         tmp_path: Path) -> None:
-    runs = _runs(_write(tmp_path, 'multicast_resend = ["second-nack", "first-nack"]\n'))
+    runs = expanded_runs(_write(tmp_path, 'multicast_resend = ["second-nack", "first-nack"]\n'))
     assert [r["run_id"] for r in runs] == [
         "lan-rel-100B-resend-second-nack-3x3-unicast-r1",
         "lan-rel-100B-resend-second-nack-3x3-multicast-r1",
@@ -74,7 +66,7 @@ def test_resend_values_are_named_configured_and_applied_in_multicast_runs(
 
 
 def test_a_single_value_is_configured_but_not_named(tmp_path: Path) -> None:
-    runs = _runs(_write(tmp_path, 'receive_buffer = ["stock"]\n'))
+    runs = expanded_runs(_write(tmp_path, 'receive_buffer = ["stock"]\n'))
     assert [r["run_id"] for r in runs] == ["lan-rel-100B-3x3-unicast-r1",
                                            "lan-rel-100B-3x3-multicast-r1"]
     assert {r["receive_buffer"] for r in runs} == {"stock"}  # resume refuses other buffers
@@ -85,7 +77,7 @@ def test_a_single_value_is_configured_but_not_named(tmp_path: Path) -> None:
 
 
 def test_receive_buffer_applies_to_the_fast_dds_agent(tmp_path: Path) -> None:
-    runs = _runs(_write(tmp_path, 'receive_buffer = ["perftest", "stock"]\n',
+    runs = expanded_runs(_write(tmp_path, 'receive_buffer = ["perftest", "stock"]\n',
                         kind="fastdds", modes='["unicast"]'))
     assert [r["run_id"] for r in runs] == ["lan-rel-100B-rcvbuf-perftest-3x3-unicast-r1",
                                            "lan-rel-100B-rcvbuf-stock-3x3-unicast-r1"]
@@ -94,7 +86,7 @@ def test_receive_buffer_applies_to_the_fast_dds_agent(tmp_path: Path) -> None:
 
 def test_a_value_runs_only_with_the_agents_that_apply_it(tmp_path: Path) -> None:
     extra = 'agents = ["native", "rti"]\nmulticast_resend = ["second-nack", "first-nack"]\n'
-    runs = _runs(_write(tmp_path, extra, modes='["multicast"]'))
+    runs = expanded_runs(_write(tmp_path, extra, modes='["multicast"]'))
     assert [(r["agent"], r["multicast_resend"]) for r in runs] == [
         ("native", "second-nack"), ("native", "first-nack"), ("rti", "second-nack")]
 
@@ -102,7 +94,7 @@ def test_a_value_runs_only_with_the_agents_that_apply_it(tmp_path: Path) -> None
 def test_one_at_a_time_switches_each_factor_alone(tmp_path: Path) -> None:
     extra = ('multicast_resend = ["second-nack", "first-nack"]\n'
              'receive_buffer = ["perftest", "stock"]\ndesign = "one-at-a-time"\n')
-    runs = _runs(_write(tmp_path, extra, modes='["multicast"]'))
+    runs = expanded_runs(_write(tmp_path, extra, modes='["multicast"]'))
     assert [(r["multicast_resend"], r["receive_buffer"]) for r in runs] == [
         ("second-nack", "perftest"), ("second-nack", "stock"), ("first-nack", "perftest")]
 

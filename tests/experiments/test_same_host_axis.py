@@ -14,29 +14,17 @@ tests/experiments/test_campaign_netns.py::test_same_host_axis_campaign).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import topologies
-from experiments import agents, matrix, samehost
+from experiments import agents, samehost
 from experiments import scenario as scenario_mod
 from experiments.runner import CampaignRunner, RunFailed
 from experiments.scenario import ScenarioError
+from tests.helpers.scenarios import expanded_runs, lan_scenario
 
-SCENARIO = """\
-[campaign]
-name = "sh"
-[topology]
-name = "lan"
-params = { hosts = 4 }
-[agent]
-kind = "fastdds"
-[matrix]
-participants = [3]
-modes = ["unicast", "multicast"]
-execution_time = 5
-"""
+SCENARIO = lan_scenario("sh", agent="fastdds", matrix='participants = [3]\n'
+                        'modes = ["unicast", "multicast"]\nexecution_time = 5\n')
 IPS = {h: f"10.0.0.{i}" for i, h in enumerate(["h1", "h2", "h3", "h4"], 1)}
 
 
@@ -46,18 +34,13 @@ def _write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def _runs(path: Path) -> list[dict[str, Any]]:
-    sc, specs = scenario_mod.validate(path, check_machine=False)
-    return matrix.expand(sc, {v: list(topologies.host_names(s)) for v, s in specs.items()})
-
-
 def _transport(argv: list[str]) -> str | None:
     return argv[argv.index("-transport") + 1] if "-transport" in argv else None
 
 
 def test_default_is_udp_and_campaigns_keep_their_ids(tmp_path: Path) -> None:
-    plain = _runs(_write(tmp_path, SCENARIO))
-    udp = _runs(_write(tmp_path, SCENARIO + 'same_host = ["udp"]\n'))
+    plain = expanded_runs(_write(tmp_path, SCENARIO))
+    udp = expanded_runs(_write(tmp_path, SCENARIO + 'same_host = ["udp"]\n'))
     assert plain == udp
     assert [r["run_id"] for r in plain] == ["lan-rel-100B-3x3-unicast-r1",
                                             "lan-rel-100B-3x3-multicast-r1"]
@@ -67,7 +50,7 @@ def test_default_is_udp_and_campaigns_keep_their_ids(tmp_path: Path) -> None:
 
 
 def test_shm_runs_name_the_setting_and_give_perftests_default(tmp_path: Path) -> None:
-    runs = _runs(_write(tmp_path, SCENARIO + 'same_host = ["udp", "shm"]\n'))
+    runs = expanded_runs(_write(tmp_path, SCENARIO + 'same_host = ["udp", "shm"]\n'))
     assert [r["run_id"] for r in runs] == [
         "lan-rel-100B-samehost-udp-3x3-unicast-r1", "lan-rel-100B-samehost-udp-3x3-multicast-r1",
         "lan-rel-100B-samehost-shm-3x3-unicast-r1", "lan-rel-100B-samehost-shm-3x3-multicast-r1"]
@@ -102,7 +85,7 @@ def test_factorial_with_a_mixed_agent_list_is_refused_one_at_a_time_is_not(
     with pytest.raises(ScenarioError) as e:
         scenario_mod.validate(_write(tmp_path, text), check_machine=False)
     assert "one-at-a-time" in str(e.value) and "'native'" in str(e.value)
-    runs = _runs(_write(tmp_path, text + 'design = "one-at-a-time"\n'))
+    runs = expanded_runs(_write(tmp_path, text + 'design = "one-at-a-time"\n'))
     groups = sorted({(r["agent"], r.get("same_host", "udp")) for r in runs})
     # baseline native/udp, the implementation switched, and "shm" switched on Fast DDS
     assert groups == [("fastdds", "shm"), ("fastdds", "udp"), ("native", "udp")]
@@ -112,7 +95,7 @@ def test_one_at_a_time_with_a_shared_memory_baseline_switches_shm_alone(
         tmp_path: Path) -> None:
     text = (SCENARIO + 'agents = ["fastdds", "native"]\nsame_host = ["udp", "shm"]\n'
             'design = "one-at-a-time"\n')
-    groups = sorted({(r["agent"], r.get("same_host", "udp")) for r in _runs(_write(tmp_path,
+    groups = sorted({(r["agent"], r.get("same_host", "udp")) for r in expanded_runs(_write(tmp_path,
                                                                                      text))})
     assert groups == [("fastdds", "shm"), ("fastdds", "udp"), ("native", "udp")]
 

@@ -15,14 +15,13 @@ Measured (2026-12-07, user-mode routers): 1000 pings 10 ms apart, RTT 40.4 / 40.
 
 from __future__ import annotations
 
-import math
-import re
 from pathlib import Path
 
 import pytest
 
 import topologies
 from mcastlab import capabilities
+from tests.helpers import shaped_ping
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(300),
               pytest.mark.skipif(not (capabilities.detect()["netem"]
@@ -51,12 +50,4 @@ def test_router_delay_and_loss_are_applied_read_back_and_felt(workdir: Path) -> 
         assert record["links"][intf]["qdiscs"] == ["netem"], record["links"][intf]
         assert record["links"][intf]["delay_ms"] == pytest.approx(10.0)
         assert record["links"][intf]["loss_pct"] == pytest.approx(5.0)
-    m = re.search(r"(\d+) packets transmitted, (\d+) received", res.stdout)
-    assert m, res.stdout + res.stderr
-    sent, received = int(m.group(1)), int(m.group(2))
-    rtt = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/", res.stdout)
-    assert rtt and float(rtt.group(1)) >= 40.0, res.stdout  # 4 shaped egresses of 10 ms
-    p = 1 - 0.95 ** 4
-    lost = sent - received
-    sd = math.sqrt(sent * p * (1 - p))
-    assert abs(lost - sent * p) <= 4.5 * sd, (lost, sent, p)
+    shaped_ping.check(res, egresses=4, delay_ms=10.0, loss_pct=5.0)

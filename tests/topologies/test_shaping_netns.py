@@ -8,14 +8,12 @@ h1 to h2 crosses four shaped egresses: h1-eth0 and s1-eth2 out, h2-eth0 and s1-e
 
 from __future__ import annotations
 
-import math
-import re
 from pathlib import Path
 
 import pytest
 
 import topologies
-from tests.helpers import kernel_features
+from tests.helpers import kernel_features, shaped_ping
 from topologies import shaping
 
 pytestmark = pytest.mark.timeout(240)
@@ -59,12 +57,4 @@ def test_delay_and_loss_on_a_two_host_lan(workdir: Path) -> None:
     for intf in LINK_INTERFACES:
         assert record["links"][intf]["delay_ms"] == pytest.approx(10.0)
         assert record["links"][intf]["loss_pct"] == pytest.approx(5.0)
-    m = re.search(r"(\d+) packets transmitted, (\d+) received", res.stdout)
-    assert m, res.stdout + res.stderr
-    sent, received = int(m.group(1)), int(m.group(2))
-    rtt = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/", res.stdout)
-    assert rtt and float(rtt.group(1)) >= 40.0, res.stdout  # min RTT >= 20 ms
-    p = 1 - 0.95 ** 4
-    lost = sent - received
-    sd = math.sqrt(sent * p * (1 - p))
-    assert abs(lost - sent * p) <= 4.5 * sd, (lost, sent, p)
+    shaped_ping.check(res, egresses=4, delay_ms=10.0, loss_pct=5.0)
