@@ -47,7 +47,7 @@ import pandas as pd
 from analysis import modes
 from analysis.analyse import METRICS, Analysis, Pair
 from analysis.compare import _num, outcome
-from analysis.testbed import advice, testbed_cause
+from analysis.testbed import advice, join, testbed_cause
 from analysis.verdicts import fidelity_cell
 
 # (column of the runs table, the factor's name, the mechanism it tests; for topology
@@ -228,7 +228,7 @@ def ablations(analysis: Analysis, alpha: float | None = None) -> list[AblationCe
                 ok = (v_off is not None and v_on is not None
                       and modes.TESTBED_BOUND not in (v_off.outcome, v_on.outcome))
                 diff = modes.effect_difference(v_off, v_on, alpha) if ok else None
-                why = [f"{side}: " + "; ".join(v.testbed_reasons)
+                why = [join(v.testbed_reasons, prefix=f"{side}: ")
                        for side, v in (("baseline", v_off), ("switched", v_on))
                        if v is not None and v.outcome == modes.TESTBED_BOUND]
                 cells.append(AblationCell(

@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis import dominance, modes, stats
 from analysis.load import KERNEL_COUNTERS, Campaign, aggregate_throughput
-from analysis.testbed import no_verdict
+from analysis.testbed import Reason, no_verdict
 
 MODES = ("unicast", "multicast")
 # (metric key, label, unit, lower is better)
@@ -193,8 +193,9 @@ def analyse(
             bounds = sel["fidelity_bound"]
             pair.fidelity[m] = [str(b) for b in bounds]
             pair.host_bound_reasons += [
-                f"{rid}: {why}" for rid, b, why in zip(
-                    sel["run_id"], bounds, sel["fidelity_reasons"], strict=True)
+                Reason(f"{rid}: {why}", cause) for rid, b, why, cause in zip(
+                    sel["run_id"], bounds, sel["fidelity_reasons"], sel["fidelity_cause"],
+                    strict=True)
                 if no_verdict(b)]
             # without a capture, the hosts' kernel counters (which every run records) are
             # the pair's only evidence of this kind; the capture's columns stay NaN

@@ -170,7 +170,7 @@ def compare_campaigns(campaigns: list[Campaign], *, n_boot: int = 499, alpha: fl
                 outs.append(outcome(verdict))
                 effs.append(verdict.change[0] if verdict else math.nan)
                 if verdict is not None and verdict.outcome == modes.TESTBED_BOUND:
-                    why.append("; ".join(verdict.testbed_reasons))
+                    why.append(testbed.join(verdict.testbed_reasons))
             cells.append(Cell(group, label, metric, outs, effs, why))
     return labels, cells
 
@@ -295,7 +295,7 @@ def implementations(analysis: Any, alpha: float | None = None) -> list[Implement
             if all(o == "not compared" for o in outs):
                 continue  # a metric no implementation measured here (the RTT test's throughput)
             effs = [v.change[0] if v else math.nan for v in verdicts]
-            why = ["; ".join(v.testbed_reasons) for v in verdicts
+            why = [testbed.join(v.testbed_reasons) for v in verdicts
                    if v is not None and v.outcome == modes.TESTBED_BOUND]
             diffs = []
             for v in verdicts[1:]:

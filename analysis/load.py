@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.testbed import UNVERIFIED
+from analysis.testbed import UNVERIFIED, UNVERIFIED_CAUSE, cause_from_ids, legacy_cause
 from mcastlab import safepath
 from mcastlab.errors import UnsafeResults
 
@@ -318,7 +318,11 @@ def load_campaign(path: str | Path) -> Campaign:
 
 def fidelity_row(fid: object) -> dict[str, object]:
     """``fidelity_bound`` (network | saturated | host | unknown), ``fidelity_reasons`` (why
-    host-bound), ``fidelity_saturation`` (how CPU-limited hosts were saturated),
+    host-bound, in words), ``fidelity_cause`` (what bound a run that gives no verdict:
+    emulator | host | unverified, from the ids of the checks it failed, read from the
+    words only in records made before the ids), ``fidelity_faithful`` (the record's
+    ``emulator.faithful`` with CPU-limited hosts, else None), ``fidelity_saturation`` (how
+    CPU-limited hosts were saturated),
     ``fidelity_warnings``, and ``fidelity_drops_cpu`` / ``fidelity_drops_by_cpu`` (the CPU
     whose pinned hosts dropped the most socket datagrams, and the figures) of a
     run's manifest ``fidelity`` record (experiments/fidelity.py). ``saturated`` runs had
@@ -327,17 +331,27 @@ def fidelity_row(fid: object) -> dict[str, object]:
     A run whose checks did not all run (record ``verified`` false) is ``unverified``, its
     reasons what was not checked: it gives no verdict, as a host-bound run gives none."""
     if not isinstance(fid, dict) or fid.get("bound") not in ("network", "saturated", "host"):
-        return {"fidelity_bound": "unknown", "fidelity_reasons": "",
+        return {"fidelity_bound": "unknown", "fidelity_reasons": "", "fidelity_cause": "",
+                "fidelity_faithful": None,
                 "fidelity_saturation": "", "fidelity_warnings": "",
                 "fidelity_drops_cpu": "", "fidelity_drops_by_cpu": ""}
     reasons = fid.get("reasons") or []
     bound = fid["bound"]
+    cause = ""
+    if bound == "host":
+        failed = fid.get("failed")
+        cause = (cause_from_ids([str(i) for i in failed]) if isinstance(failed, list)
+                 else legacy_cause("; ".join(str(r) for r in reasons)))
     if fid.get("verified", True) is False:  # records made before the key read as verified
-        bound = "unverified"
+        bound, cause = "unverified", UNVERIFIED_CAUSE
         reasons = [UNVERIFIED + "; ".join(str(m) for m in fid.get("unverified") or [])
                    + (" (and " + "; ".join(str(r) for r in reasons) + ")" if reasons else "")]
+    emulator = fid.get("emulator")
+    faithful = emulator.get("faithful") if isinstance(emulator, dict) else None
     return {"fidelity_bound": bound,
             "fidelity_reasons": "; ".join(str(r) for r in reasons),
+            "fidelity_cause": cause,
+            "fidelity_faithful": faithful if isinstance(faithful, bool) else None,
             "fidelity_saturation": str(fid.get("saturation_text") or ""),
             "fidelity_warnings": "; ".join(str(w) for w in fid.get("warnings") or []),
             "fidelity_drops_cpu": str(fid.get("most_drops_cpu") or ""),

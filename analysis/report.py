@@ -15,7 +15,7 @@ from analysis.figures import all_figures, view_figures
 from analysis.load import Campaign, ResultsError, load_campaign
 from analysis.pool import pool
 from analysis.tables import all_tables, latex_escape, to_markdown, write_tables
-from analysis.testbed import advice_sentence, emulator_failed
+from analysis.testbed import advice_sentence, emulator_failed, run_reasons
 from analysis.verdicts import window_notes
 from mcastlab import safepath
 
@@ -103,7 +103,7 @@ def fidelity_summary(analysis: Analysis) -> str:
     if host:
         where = sorted({_where(analysis, p) for p in analysis.pairs if p.testbed_bound},
                        key=lambda s: int(s.split("×")[0]))
-        reasons = " ".join(runs.loc[bound == "host", "fidelity_reasons"].astype(str))
+        reasons = run_reasons(runs[bound == "host"])
         tip = advice_sentence(reasons)
         if emulator_failed(reasons):  # CPU-limited hosts: the emulator failed
             lines.append(
@@ -134,7 +134,7 @@ def fidelity_summary(analysis: Analysis) -> str:
             "never opened), so whether the testbed kept up is unknown; comparisons with such "
             "a run are reported as *testbed-bound*, never as a verdict: "
             + " | ".join(items[:5]) + (" …" if len(items) > 5 else "")
-            + f". {advice_sentence(unverified['fidelity_reasons'].astype(str).tolist())}")
+            + f". {advice_sentence(run_reasons(unverified))}")
     saturated = runs[bound == "saturated"]
     if len(saturated):
         example = str(saturated["fidelity_saturation"].iloc[-1])

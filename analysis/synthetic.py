@@ -212,6 +212,7 @@ def _fidelity(host_bound: bool) -> dict:
         "bound": "host" if host_bound else "network",
         "reasons": ["datagrams dropped at full socket buffers: 20.0% (limit 1.0%)"]
         if host_bound else [],
+        "failed": ["host.socket_drop_share"] if host_bound else [],
         "metrics": {"socket_drop_share": drops, "capture_drop_share": None,
                     "cpu_pressure_some_share": 0.9 if host_bound else 0.05,
                     "cpu_busy_share": 0.9 if host_bound else 0.05,

@@ -37,7 +37,7 @@ from scipy import stats as sps
 
 from analysis import modes, stats
 from analysis.load import Campaign, aggregate_throughput
-from analysis.testbed import bound_cell, no_verdict
+from analysis.testbed import Reason, bound_cell, no_verdict
 
 if TYPE_CHECKING:
     from analysis.analyse import Analysis, Pair
@@ -390,7 +390,7 @@ def axis_cells(campaign: Campaign, table: pd.DataFrame, design: Design, axis: st
                 v = modes.judge_values(vals, metric=mkey, statistic=statistic, alpha=alpha,
                                        margin=margin, compared=f"the {plural}", per=noun)
                 if withheld:
-                    reasons = [f"{r}: {w}" for r, b, w in zip(
+                    reasons = [Reason(f"{r}: {w}", w.cause) for r, b, w in zip(
                         sub["run_id"], bounds, _reasons(campaign, sub), strict=True)
                         if no_verdict(b)]
                     modes.mark_testbed_bound(v, reasons)
@@ -404,9 +404,11 @@ def axis_cells(campaign: Campaign, table: pd.DataFrame, design: Design, axis: st
     return cells
 
 
-def _reasons(campaign: Campaign, sub: pd.DataFrame) -> list[str]:
-    why = campaign.runs.set_index("run_id")["fidelity_reasons"]
-    return [str(why.get(r, "")) for r in sub["run_id"]]
+def _reasons(campaign: Campaign, sub: pd.DataFrame) -> list[Reason]:
+    runs = campaign.runs.set_index("run_id")
+    return [Reason(str(runs["fidelity_reasons"].get(r, "")),
+                   str(runs["fidelity_cause"].get(r, "")))
+            for r in sub["run_id"]]
 
 
 def short_verdict(v: modes.ModeVerdict | None) -> str:

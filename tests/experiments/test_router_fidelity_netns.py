@@ -59,3 +59,6 @@ def test_a_router_past_its_capacity_makes_the_run_unfaithful(tmp_path: Path) -> 
     assert busy_fid["bound"] == "host"
     (reason,) = [r for r in busy_fid["reasons"] if "user-mode router" in r]
     assert reason.startswith("packets a user-mode router could not take in"), reason
+    # the record names the check by its id: analysis reads it as the emulator's failure
+    assert "emulator.router_drop_share" in busy_fid["failed"], busy_fid["failed"]
+    assert calm_fid["failed"] == [], calm_fid["failed"]
