@@ -57,9 +57,11 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import ndtr
+from scipy.stats import ks_2samp
 from scipy.stats import t as sps_t
 
 from analysis import stats
@@ -339,31 +341,101 @@ def compare(
     ra, rb = stats.replicate(ba, n_boot, rng), stats.replicate(bb, n_boot, rng)
     diff = ba.cdf - bb.cdf
     sup_d = float(np.abs(diff).max())
-    # the permutation null: exact when the modes' units are exchangeable (module docstring)
+    null = _nulls(ma, mb, ba, bb, ra, rb, grid, sup_d, alpha, n_boot, rng)
+    crit, p_value = max(null.crit_perm, null.crit_boot), max(null.p_perm, null.p_boot)
+    sig = np.where(diff - crit > 0, 1, np.where(diff + crit < 0, -1, 0))
+    # D > 0: mode a has more mass below x, i.e. smaller values there.
+    smaller = {1: names[0], -1: names[1]}
+    better = smaller if lower_is_better else {1: names[1], -1: names[0]}
+    regions = _regions(sig)
+    verdict = (NO_DIFFERENCE if not regions
+               else dominates(better[regions[0][0]]) if len({r[0] for r in regions}) == 1
+               else CROSSING)
+    crossovers = _crossovers(regions, diff, grid, better, {names[0]: ba, names[1]: bb})
+    # Area between the curves where each mode is better: integral of |D| over those x.
+    widths, seg_d = np.diff(grid), diff[:-1]
+    area = {better[1]: float(np.sum(np.clip(seg_d, 0, None) * widths)),
+            better[-1]: float(np.sum(np.clip(-seg_d, 0, None) * widths))}
+    sa = stats.summarize(a, ba, ra, grid, alpha)
+    sb = stats.summarize(b, bb, rb, grid, alpha)
+    qa, qb = stats.quantile_replicates(ra, grid), stats.quantile_replicates(rb, grid)
+    effects = _effects(sa, sb, qa, qb, alpha)
+    tails = {name: _change((ba, ra), (bb, rb), grid, p, alpha)
+             for name, p in WORSE_TAIL[lower_is_better].items()}
+    body = verdict.removesuffix(" dominates") if verdict.endswith(" dominates") else ""
+    verdict = tail_check(verdict, tails, names, lower_is_better)
+    prob_a_lower = _prob_lower(ba, bb)
+    ks_d, ks_p = _ks(a, b) if ks else (np.nan, np.nan)
+    return Comparison(
+        metric=metric,
+        names=names,
+        lower_is_better=lower_is_better,
+        verdict=verdict,
+        p_value=p_value,
+        sup_d=sup_d,
+        critical=crit,
+        alpha=alpha,
+        n_boot=n_boot,
+        permutations=null.permutations,
+        exact=null.exact,
+        p_permutation=null.p_perm,
+        p_bootstrap=null.p_boot,
+        critical_permutation=null.crit_perm,
+        critical_bootstrap=null.crit_boot,
+        ks_d=ks_d,
+        ks_p_iid=ks_p,
+        crossovers=crossovers,
+        effects=effects,
+        prob_a_lower=prob_a_lower,
+        summaries={names[0]: sa, names[1]: sb},
+        grid=grid,
+        cdfs={names[0]: ba.cdf, names[1]: bb.cdf},
+        diff=diff,
+        area=area,
+        tails=tails,
+        body_better=body if verdict != dominates(body) else "",
+    )
+
+
+def _ks(a: stats.Sample, b: stats.Sample) -> tuple[float, float]:
+    """scipy's two-sample KS statistic and p-value on the raw samples (p assumes
+    independent samples: reported, never the test)."""
+    res = ks_2samp(a.values, b.values, method="asymp")
+    return float(res.statistic), float(res.pvalue)
+
+
+class _Nulls(NamedTuple):
+    """The two null distributions of sup|D| and what each gives."""
+    permutations: int
+    exact: bool
+    crit_perm: float
+    p_perm: float
+    crit_boot: float
+    p_boot: float
+
+
+def _nulls(ma: _Mode, mb: _Mode, ba: stats.Binned, bb: stats.Binned, ra: stats.Replicates,
+           rb: stats.Replicates, grid: np.ndarray, sup_d: float, alpha: float, n_boot: int,
+           rng: np.random.Generator) -> _Nulls:
+    """Critical values and p-values of sup|D| under the permutation null (exact when the
+    modes' units are exchangeable: module docstring) and the per-mode bootstrap null
+    (holds with unequal n and unequal autocorrelation)."""
     t_null, exact = permutation_null(ba, bb, n_boot, rng)
     crit_perm = float(np.quantile(t_null, 1 - alpha, method="higher"))
     hits = np.count_nonzero(t_null >= sup_d - 1e-12)
     p_perm = float(hits / t_null.size if exact else (1 + hits) / (t_null.size + 1))
-    # the per-mode bootstrap null: holds with unequal n and unequal autocorrelation
     ta, tb = bootstrap_units(ma, grid, ba), bootstrap_units(mb, grid, bb)
     qa = ra if ta is ba else stats.replicate(ta, n_boot, rng)
     qb = rb if tb is bb else stats.replicate(tb, n_boot, rng)
     t_boot, scale = bootstrap_null(ta, tb, qa, qb, alpha)
     crit_boot = scale * float(np.quantile(t_boot, 1 - alpha, method="higher"))
     p_boot = float((1 + np.count_nonzero(scale * t_boot >= sup_d - 1e-12)) / (t_boot.size + 1))
-    crit, p_value = max(crit_perm, crit_boot), max(p_perm, p_boot)
-    sig = np.where(diff - crit > 0, 1, np.where(diff + crit < 0, -1, 0))
-    # D > 0: mode a has more mass below x, i.e. smaller values there.
-    smaller = {1: names[0], -1: names[1]}
-    better = smaller if lower_is_better else {1: names[1], -1: names[0]}
-    regions = _regions(sig)
-    signs = {s for s, _, _ in regions}
-    if not regions:
-        verdict = NO_DIFFERENCE
-    elif len(signs) == 1:
-        verdict = dominates(better[regions[0][0]])
-    else:
-        verdict = CROSSING
+    return _Nulls(int(t_null.size), exact, crit_perm, p_perm, crit_boot, p_boot)
+
+
+def _crossovers(regions: list[tuple[int, int, int]], diff: np.ndarray, grid: np.ndarray,
+                better: dict[int, str], cdfs: dict[str, stats.Binned]) -> list[Crossover]:
+    """Where the better mode changes: between two significant regions of opposite sign."""
     crossovers = []
     for (s1, _, e1), (s2, b2, _) in itertools.pairwise(regions):
         if s1 == s2:
@@ -385,22 +457,18 @@ def compare(
                 below=better[s1],
                 above=better[s2],
                 mass_below={n: (_interp(grid, c.cdf, x) if changes == 1 else float("nan"))
-                            for n, c in ((names[0], ba), (names[1], bb))},
+                            for n, c in cdfs.items()},
                 ends={n: (_interp(grid, c.cdf, lo_x), _interp(grid, c.cdf, hi_x))
-                      for n, c in ((names[0], ba), (names[1], bb))},
+                      for n, c in cdfs.items()},
                 sign_changes=changes,
             )
         )
-    # Area between the curves where each mode is better: integral of |D| over those x.
-    widths = np.diff(grid)
-    seg_d = diff[:-1]
-    area = {
-        better[1]: float(np.sum(np.clip(seg_d, 0, None) * widths)),
-        better[-1]: float(np.sum(np.clip(-seg_d, 0, None) * widths)),
-    }
-    sa = stats.summarize(a, ba, ra, grid, alpha)
-    sb = stats.summarize(b, bb, rb, grid, alpha)
-    qa, qb = stats.quantile_replicates(ra, grid), stats.quantile_replicates(rb, grid)
+    return crossovers
+
+
+def _effects(sa: stats.Summary, sb: stats.Summary, qa: dict[str, np.ndarray],
+             qb: dict[str, np.ndarray], alpha: float) -> dict[str, tuple[float, float, float]]:
+    """Mean and median of b against a, % with a percentile interval of the replicates."""
     effects = {}
     for name in ("mean", "median"):
         est_a, est_b = sa.estimates[name][0], sb.estimates[name][0]
@@ -410,49 +478,15 @@ def compare(
         draws = draws[np.isfinite(draws)]
         lo, hi = np.quantile(draws, [alpha / 2, 1 - alpha / 2]) if draws.size else (np.nan, np.nan)
         effects[name] = (est, float(min(lo, est)), float(max(hi, est)))
-    tails = {name: _change((ba, ra), (bb, rb), grid, p, alpha)
-             for name, p in WORSE_TAIL[lower_is_better].items()}
-    body = verdict.removesuffix(" dominates") if verdict.endswith(" dominates") else ""
-    verdict = tail_check(verdict, tails, names, lower_is_better)
+    return effects
+
+
+def _prob_lower(ba: stats.Binned, bb: stats.Binned) -> float:
+    """P(a sample of a is lower than one of b), ties counted half, from the binned CDFs."""
     pa = np.diff(ba.cdf, prepend=0.0)
     pb = np.diff(bb.cdf, prepend=0.0)
     below_a = np.concatenate([[0.0], ba.cdf[:-1]])
-    prob_a_lower = float(np.sum(pb * (below_a + 0.5 * pa)))
-    ks_d, ks_p = (np.nan, np.nan)
-    if ks:
-        from scipy.stats import ks_2samp
-
-        res = ks_2samp(a.values, b.values, method="asymp")
-        ks_d, ks_p = float(res.statistic), float(res.pvalue)
-    return Comparison(
-        metric=metric,
-        names=names,
-        lower_is_better=lower_is_better,
-        verdict=verdict,
-        p_value=p_value,
-        sup_d=sup_d,
-        critical=crit,
-        alpha=alpha,
-        n_boot=n_boot,
-        permutations=int(t_null.size),
-        exact=exact,
-        p_permutation=p_perm,
-        p_bootstrap=p_boot,
-        critical_permutation=crit_perm,
-        critical_bootstrap=crit_boot,
-        ks_d=ks_d,
-        ks_p_iid=ks_p,
-        crossovers=crossovers,
-        effects=effects,
-        prob_a_lower=prob_a_lower,
-        summaries={names[0]: sa, names[1]: sb},
-        grid=grid,
-        cdfs={names[0]: ba.cdf, names[1]: bb.cdf},
-        diff=diff,
-        area=area,
-        tails=tails,
-        body_better=body if verdict != dominates(body) else "",
-    )
+    return float(np.sum(pb * (below_a + 0.5 * pa)))
 
 
 def _change(a: tuple[stats.Binned, stats.Replicates], b: tuple[stats.Binned, stats.Replicates],

@@ -238,57 +238,10 @@ def load_campaign(path: str | Path) -> Campaign:
         started, host = manifest.get("started"), manifest.get("hostname")
         if isinstance(started, str) and isinstance(host, str):
             identities[(str(cfg["run_id"]), started, host)] = run_dir
-        lat = _read_table(run_dir / "tables" / "latency.parquet", LATENCY_COLUMNS)
-        if not lat["sample"].is_monotonic_increasing:
-            lat = lat.sort_values("sample", kind="stable")
-        thr = _read_table(run_dir / "tables" / "throughput.parquet", THROUGHPUT_COLUMNS)
-        thr["run_id"] = cfg["run_id"]
-        res_path = run_dir / "tables" / "resources.parquet"
-        if res_path.exists():  # optional: runs sample CPU and RSS only when asked to
-            res = _read_table(res_path, RESOURCES_COLUMNS)
-            res["run_id"] = cfg["run_id"]
-            res_parts.append(res[list(RESOURCES_COLUMNS)])
-        row = {
-            "run_id": cfg["run_id"],
-            "group": str(cfg["group"]),
-            "mode": cfg["mode"],
-            "agent": str(cfg.get("agent", "")),
-            "discovery": cfg.get("discovery", ""),
-            "publishers": int(cfg["publishers"]),
-            "subscribers": int(cfg["subscribers"]),
-            "repetition": int(cfg.get("repetition", 0)),
-            "execution_time": cfg.get("execution_time"),
-            "reliable": cfg.get("reliable"),
-            "data_len": cfg.get("data_len"),
-            "topology": cfg.get("topology", ""),
-            # the matrix's named axes (analysis/ablation.py switches one at a time)
-            "topology_variant": str(cfg.get("topology_variant", "")),
-            "topology_params": json.dumps(cfg.get("topology_params", {}), sort_keys=True),
-            "placement_variant": str(cfg.get("placement_variant", "")),
-            "fanout": str(cfg.get("fanout", "kernel")),
-            "same_host": str(cfg.get("same_host", "udp")),
-            # asked for ("" unset: each agent's own); what ran: heartbeat_timing_run
-            "heartbeat_timing": str(cfg.get("heartbeat_timing", "")),
-            "heartbeat_timing_run": str(manifest.get("heartbeat_timing") or ""),
-            # Connext's reliability choices ("" unset: each agent's own)
-            "multicast_resend": str(cfg.get("multicast_resend", "")),
-            "receive_buffer": str(cfg.get("receive_buffer", "")),
-            "latency_count": int(cfg.get("latency_count") or 0),
-            "pub_rate": int(cfg.get("pub_rate") or 0),
-            "test": str(cfg.get("test", "throughput")),
-            "dir": str(run_dir),
-            "latency_samples": len(lat),
-            # the whole run, network built to torn down: what one more run costs
-            "run_duration_s": float(manifest.get("duration_s") or math.nan),
-        }
-        row.update(_wire_row(run_dir / "wire" / "summary.json"))
-        row["wire_socket_drop_share"] = socket_drop_share(manifest.get("udp"))
-        row["wire_host_fanout"] = host_fanout_factor(manifest.get("host_fanout"))
-        row["wire_capture_drop_share"] = capture_drop_share(manifest.get("capture_drops"))
-        row["shm_data_share"] = shm_data_share(manifest.get("same_host"))
-        row.update(fidelity_row(manifest.get("fidelity")))
-        row["retaken"] = retaken_text(manifest.get("retaken"))
-        rows.append(row)
+        lat, thr, res = _run_tables(run_dir, str(cfg["run_id"]))
+        if res is not None:
+            res_parts.append(res)
+        rows.append(_run_row(cfg, manifest, run_dir, len(lat)))
         lat_parts.append(lat[["sample", "latency_us"]])
         thr_parts.append(thr[list(THROUGHPUT_COLUMNS)])
     if not rows:
@@ -314,6 +267,68 @@ def load_campaign(path: str | Path) -> Campaign:
                    else pd.DataFrame(columns=list(RESOURCES_COLUMNS))),
         identities=identities,
     )
+
+
+def _run_tables(run_dir: Path, run_id: str
+                ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    """A run's latency (in sample order), throughput and, when sampled, resources tables."""
+    lat = _read_table(run_dir / "tables" / "latency.parquet", LATENCY_COLUMNS)
+    if not lat["sample"].is_monotonic_increasing:
+        lat = lat.sort_values("sample", kind="stable")
+    thr = _read_table(run_dir / "tables" / "throughput.parquet", THROUGHPUT_COLUMNS)
+    thr["run_id"] = run_id
+    res_path = run_dir / "tables" / "resources.parquet"
+    res = None
+    if res_path.exists():  # optional: runs sample CPU and RSS only when asked to
+        res = _read_table(res_path, RESOURCES_COLUMNS)
+        res["run_id"] = run_id
+        res = res[list(RESOURCES_COLUMNS)]
+    return lat, thr, res
+
+
+def _run_row(cfg: dict, manifest: dict, run_dir: Path, n_latency: int) -> dict:
+    """One run's row of the runs table, from its config.json and manifest.json."""
+    row = {
+        "run_id": cfg["run_id"],
+        "group": str(cfg["group"]),
+        "mode": cfg["mode"],
+        "agent": str(cfg.get("agent", "")),
+        "discovery": cfg.get("discovery", ""),
+        "publishers": int(cfg["publishers"]),
+        "subscribers": int(cfg["subscribers"]),
+        "repetition": int(cfg.get("repetition", 0)),
+        "execution_time": cfg.get("execution_time"),
+        "reliable": cfg.get("reliable"),
+        "data_len": cfg.get("data_len"),
+        "topology": cfg.get("topology", ""),
+        # the matrix's named axes (analysis/ablation.py switches one at a time)
+        "topology_variant": str(cfg.get("topology_variant", "")),
+        "topology_params": json.dumps(cfg.get("topology_params", {}), sort_keys=True),
+        "placement_variant": str(cfg.get("placement_variant", "")),
+        "fanout": str(cfg.get("fanout", "kernel")),
+        "same_host": str(cfg.get("same_host", "udp")),
+        # asked for ("" unset: each agent's own); what ran: heartbeat_timing_run
+        "heartbeat_timing": str(cfg.get("heartbeat_timing", "")),
+        "heartbeat_timing_run": str(manifest.get("heartbeat_timing") or ""),
+        # Connext's reliability choices ("" unset: each agent's own)
+        "multicast_resend": str(cfg.get("multicast_resend", "")),
+        "receive_buffer": str(cfg.get("receive_buffer", "")),
+        "latency_count": int(cfg.get("latency_count") or 0),
+        "pub_rate": int(cfg.get("pub_rate") or 0),
+        "test": str(cfg.get("test", "throughput")),
+        "dir": str(run_dir),
+        "latency_samples": n_latency,
+        # the whole run, network built to torn down: what one more run costs
+        "run_duration_s": float(manifest.get("duration_s") or math.nan),
+    }
+    row.update(_wire_row(run_dir / "wire" / "summary.json"))
+    row["wire_socket_drop_share"] = socket_drop_share(manifest.get("udp"))
+    row["wire_host_fanout"] = host_fanout_factor(manifest.get("host_fanout"))
+    row["wire_capture_drop_share"] = capture_drop_share(manifest.get("capture_drops"))
+    row["shm_data_share"] = shm_data_share(manifest.get("same_host"))
+    row.update(fidelity_row(manifest.get("fidelity")))
+    row["retaken"] = retaken_text(manifest.get("retaken"))
+    return row
 
 
 def fidelity_row(fid: object) -> dict[str, object]:

@@ -368,6 +368,20 @@ def write_report(analysis: Analysis, out_dir: Path, *, pooled_note: str = "") ->
         md += ablation_section(tables)
         md += group_sections(analysis, tables)
     md += study_section(tables)
+    md += detail_sections(camp, design, tables)
+    table_paths += _paper_inputs(analysis, tables, tab_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = out_dir / "report.md"
+    report.write_text("\n".join(md))
+    return ReportResult(out_dir, report, figures, table_paths, time.perf_counter() - start,
+                        summary_dict(analysis))
+
+
+def detail_sections(camp: Campaign, design: views.Design,
+                    tables: dict[str, pd.DataFrame]) -> list[str]:
+    """The report's appendix: the tests behind the verdicts, the within-run tests, the
+    statistics per configuration and the runs."""
+    md: list[str] = []
     mv = tables["mode_verdicts"]
     if not mv.empty:
         md += ["\n## Verdicts about the modes: test details\n",
@@ -405,12 +419,7 @@ def write_report(analysis: Analysis, out_dir: Path, *, pooled_note: str = "") ->
                                                  "fidelity_bound", "fidelity_reasons"]]),
            "\nEvery table is also in `tables/` as CSV, Markdown and LaTeX; every figure in "
            "`figures/` as PDF and PNG.\n"]
-    table_paths += _paper_inputs(analysis, tables, tab_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    report = out_dir / "report.md"
-    report.write_text("\n".join(md))
-    return ReportResult(out_dir, report, figures, table_paths, time.perf_counter() - start,
-                        summary_dict(analysis))
+    return md
 
 
 def group_sections(analysis: Analysis, tables: dict[str, pd.DataFrame]) -> list[str]:

@@ -325,47 +325,8 @@ class Monitor:
         steal: dict[str, float] = {}
         per_cpu: dict[str, dict[str, Any]] = {}
         if window and window > 0:
-            pins = dict(getattr(self.cpu, "cpus", None) or {})
-            udp = udpstats.delta(self._udp0, self._udp1)
-            per_cpu = cpustats.window(self._percpu0, self._percpu1, window, pins, udp)
-            steal = {c: r["steal_share"] for c, r in per_cpu.items() if "steal_share" in r}
-            if steal:
-                metrics["steal_share"] = worst_steal(steal)
-            for srv, a in self._psi0.items():
-                b = self._psi1.get(srv)
-                share = None if a is None or b is None else round((b - a) / 1e6 / window, 4)
-                per_server[srv] = {"cpu_pressure_some_share": share}
-            known = [v["cpu_pressure_some_share"] for v in per_server.values()
-                     if v["cpu_pressure_some_share"] is not None]
-            if known:  # the most pressed server decides
-                metrics["cpu_pressure_some_share"] = max(known)
-            drops = sum(c["RcvbufErrors"] for c in udp.values())
-            recv = sum(c["InDatagrams"] for c in udp.values())
-            metrics["socket_drop_share"] = _round(_share(drops, recv + drops))
-            for h, c in udp.items():
-                per_host[h]["socket_drop_share"] = _round(
-                    _share(c["RcvbufErrors"], c["InDatagrams"] + c["RcvbufErrors"]))
-            lo, hi = self.t_open - t_rows0, self.t_close - t_rows0  # type: ignore[operator]
-            busy = _busy_core_seconds(resource_rows, lo, hi)
-            metrics["cpu_busy_share"] = _round(
-                sum(busy.values()) / (window * (os.cpu_count() or 1)))
-            for h, secs in busy.items():
-                per_host.setdefault(h, {})["cpu_cores_used"] = round(secs / window, 3)
-            worst_p99: list[float] = []
-            worst_max: list[float] = []
-            for h in self.hosts:
-                p99, mx = self._wakeup(h, f"in {h}")
-                per_host[h]["wakeup_p99_us"] = p99
-                per_host[h]["wakeup_max_us"] = mx
-                if p99 is not None and mx is not None:
-                    worst_p99.append(p99)
-                    worst_max.append(mx)
-            if worst_p99:
-                metrics["wakeup_p99_us"] = max(worst_p99)
-                metrics["wakeup_max_us"] = max(worst_max)
-            if self.cpu is not None:
-                self._limited_metrics(metrics, per_host, window, steal)
-            self._router_metrics(metrics)
+            steal, per_cpu = self._window_metrics(metrics, per_host, per_server, window,
+                                                  resource_rows, t_rows0)
         else:
             self.notes.append("no measurement window: the agents never all reported discovery "
                               "complete, so the host metrics were not taken")
@@ -385,33 +346,96 @@ class Monitor:
         if most := cpustats.most_dropping_cpu(per_cpu):  # pinned hosts of 2+ CPUs dropped
             out["most_drops_cpu"] = most
             out["drops_by_cpu_text"] = cpustats.drops_text(per_cpu)
+        self._judge(out, metrics, window, per_cpu)
+        out["verified"] = not self.missing
+        out["unverified"] = list(self.missing)
+        out["warnings"] = self._warnings(window, cfg, steal, metrics)
+        if len(per_server) > 1:
+            out["per_server"] = per_server
+        return out
+
+    def _window_metrics(self, metrics: dict[str, float | None],
+                        per_host: dict[str, dict[str, float | None]],
+                        per_server: dict[str, dict[str, float | None]], window: float,
+                        resource_rows: list[dict[str, Any]], t_rows0: float
+                        ) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
+        """The metrics of the measurement window into `metrics`, `per_host` and
+        `per_server`; returns (steal per CPU, the per-CPU record)."""
+        pins = dict(getattr(self.cpu, "cpus", None) or {})
+        udp = udpstats.delta(self._udp0, self._udp1)
+        per_cpu = cpustats.window(self._percpu0, self._percpu1, window, pins, udp)
+        steal = {c: r["steal_share"] for c, r in per_cpu.items() if "steal_share" in r}
+        if steal:
+            metrics["steal_share"] = worst_steal(steal)
+        for srv, a in self._psi0.items():
+            b = self._psi1.get(srv)
+            share = None if a is None or b is None else round((b - a) / 1e6 / window, 4)
+            per_server[srv] = {"cpu_pressure_some_share": share}
+        known = [v["cpu_pressure_some_share"] for v in per_server.values()
+                 if v["cpu_pressure_some_share"] is not None]
+        if known:  # the most pressed server decides
+            metrics["cpu_pressure_some_share"] = max(known)
+        drops = sum(c["RcvbufErrors"] for c in udp.values())
+        recv = sum(c["InDatagrams"] for c in udp.values())
+        metrics["socket_drop_share"] = _round(_share(drops, recv + drops))
+        for h, c in udp.items():
+            per_host[h]["socket_drop_share"] = _round(
+                _share(c["RcvbufErrors"], c["InDatagrams"] + c["RcvbufErrors"]))
+        lo, hi = self.t_open - t_rows0, self.t_close - t_rows0  # type: ignore[operator]
+        busy = _busy_core_seconds(resource_rows, lo, hi)
+        metrics["cpu_busy_share"] = _round(
+            sum(busy.values()) / (window * (os.cpu_count() or 1)))
+        for h, secs in busy.items():
+            per_host.setdefault(h, {})["cpu_cores_used"] = round(secs / window, 3)
+        worst_p99: list[float] = []
+        worst_max: list[float] = []
+        for h in self.hosts:
+            p99, mx = self._wakeup(h, f"in {h}")
+            per_host[h]["wakeup_p99_us"] = p99
+            per_host[h]["wakeup_max_us"] = mx
+            if p99 is not None and mx is not None:
+                worst_p99.append(p99)
+                worst_max.append(mx)
+        if worst_p99:
+            metrics["wakeup_p99_us"] = max(worst_p99)
+            metrics["wakeup_max_us"] = max(worst_max)
+        if self.cpu is not None:
+            self._limited_metrics(metrics, per_host, window, steal)
+        self._router_metrics(metrics)
+        return steal, per_cpu
+
+    def _judge(self, out: dict[str, Any], metrics: dict[str, float | None],
+               window: float | None, per_cpu: dict[str, dict[str, Any]]) -> None:
+        """The bound, its reasons and the failed checks' ids into `out`; with CPU-limited
+        hosts also the emulator's record, and what could not be verified."""
         out.update(failed_checks(metrics, self.th, limited=self.cpu is not None))
         if self.cpu is None:
             bound, reasons = judge(metrics, self.th)
             out.update(bound=bound, reasons=reasons)
-        else:
-            bound, emulator, saturation = judge_limited(metrics, self.th)
-            if window and self._procs0 and self._procs1:
-                outside = proctime.outside(self._procs0, self._procs1, window, self._host_pids)
-                outside["interrupt_cores"] = cpustats.interrupt_cores(per_cpu)
-                out["outside_hosts"] = outside
-                emulator = [_with_outside(r, outside) for r in emulator]
-            out.update(bound=bound, reasons=emulator, saturation=saturation)
-            cores = next(iter(self.cpu.cores.values()), None)
-            if saturation:
-                out["saturation_text"] = saturation_text(cores, metrics)
-            if window and metrics.get("shortfall_share") is None:
-                self.notes.append("the hosts' allocation was not verified: no cgroup v2 CPU "
-                                  "time and pressure on this machine")
-                self.missing.append("the hosts' allocation (no cgroup v2 CPU time and "
-                                    "pressure)")
-            if window and (self._softnet0 is None or self._softnet1 is None):
-                self.missing.append("kernel backlog drops (/proc/net/softnet_stat not read)")
-            out["emulator"] = {"faithful": not emulator and not self.missing,
-                               "reasons": emulator, "failed": out["failed"],
-                               "hosts": self.cpu.describe()}
-        out["verified"] = not self.missing
-        out["unverified"] = list(self.missing)
+            return
+        bound, emulator, saturation = judge_limited(metrics, self.th)
+        if window and self._procs0 and self._procs1:
+            outside = proctime.outside(self._procs0, self._procs1, window, self._host_pids)
+            outside["interrupt_cores"] = cpustats.interrupt_cores(per_cpu)
+            out["outside_hosts"] = outside
+            emulator = [_with_outside(r, outside) for r in emulator]
+        out.update(bound=bound, reasons=emulator, saturation=saturation)
+        cores = next(iter(self.cpu.cores.values()), None)
+        if saturation:
+            out["saturation_text"] = saturation_text(cores, metrics)
+        if window and metrics.get("shortfall_share") is None:
+            self.notes.append("the hosts' allocation was not verified: no cgroup v2 CPU "
+                              "time and pressure on this machine")
+            self.missing.append("the hosts' allocation (no cgroup v2 CPU time and "
+                                "pressure)")
+        if window and (self._softnet0 is None or self._softnet1 is None):
+            self.missing.append("kernel backlog drops (/proc/net/softnet_stat not read)")
+        out["emulator"] = {"faithful": not emulator and not self.missing,
+                           "reasons": emulator, "failed": out["failed"],
+                           "hosts": self.cpu.describe()}
+
+    def _warnings(self, window: float | None, cfg: dict[str, Any], steal: dict[str, float],
+                  metrics: dict[str, float | None]) -> list[str]:
         warnings = list(self.notes)
         short = short_window_warning(window, cfg.get("execution_time"))
         if short:
@@ -422,10 +446,7 @@ class Monitor:
         cds = metrics["capture_drop_share"]
         if cds is not None and cds > 0.01:
             warnings.append(f"tcpdump lost {cds:.0%} of the packets: wire evidence undercounts")
-        out["warnings"] = warnings
-        if len(per_server) > 1:
-            out["per_server"] = per_server
-        return out
+        return warnings
 
     def _router_metrics(self, metrics: dict[str, float | None]) -> None:
         """The user-mode routers' share of packets not taken in (the worst router's)."""

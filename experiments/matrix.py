@@ -250,9 +250,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
         for disc in _discoveries(sc, mode)
     )
     baseline = _baseline(sc)
-    paced = any(m.pub_rate)
     for point in points:
-        (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,
+        (tname, pname, test, rel, _dlen, lcount, _rate, pubs, subs, rep, kind, fan, same_host,
          heartbeat, protocol, mode, disc) = point
         values = (tname, pname, rel, kind, fan, same_host, heartbeat, *protocol)
         if not _in_design(sc, values, baseline):
@@ -262,29 +261,7 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
             continue
         if test != "latency":
             lcount = m.latency_count_of(pubs, subs, lcount)
-        parts = [sc.topology.name, "rel" if rel == "reliable" else "be", _size(dlen)]
-        if test == "latency":
-            parts.insert(1, "rtt")
-        if len(m.latency_count) > 1:
-            parts.append(f"lc{lcount}")
-        if paced:
-            parts.append(f"rate{rate}" if rate else "unpaced")
-        if tname:
-            parts.append(tname)
-        if pname:
-            parts.append(pname)
-        if len(kinds) > 1:
-            parts.append(kind)
-        if m.fanout != ["kernel"]:
-            parts.append(f"fanout-{fan}")
-        if m.same_host != ["udp"]:
-            parts.append(f"samehost-{same_host}")
-        if len(m.heartbeat_timing or []) > 1:
-            parts.append(f"hb-{heartbeat}")
-        for factor, value, axis in zip(PROTOCOL_FACTORS, protocol, protocol_axes, strict=True):
-            if len(axis) > 1:
-                parts.append(f"{factor.tag}-{value}")
-        group = "-".join(parts)
+        group = _group(sc, point, lcount, kinds, protocol_axes)
         mode_tag = mode if disc == "spdp-multicast" else f"{mode}-peers"
         run_id = f"{group}-{pubs}x{subs}-{mode_tag}-r{rep}"
         cell = _cell(*point)
@@ -296,45 +273,85 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
                                 f"run id {run_id[:60]!r}... is {len(run_id.encode())} bytes; "
                                 f"allowed: at most {MAX_RUN_ID_BYTES} (it names a directory): "
                                 "shorter topology variant and placement names")
-        pl = variants[pname]
-        tparams = topo_params[tname]
-        runs.append(
-            {
-                "run_id": run_id,
-                **({"fanout": fan} if fan != "kernel" else {}),
-                **({"same_host": same_host} if same_host != "udp" else {}),
-                **({"heartbeat_timing": heartbeat} if heartbeat else {}),
-                **{f.key: v for f, v in zip(PROTOCOL_FACTORS, protocol, strict=True) if v},
-                "campaign": sc.campaign.name,
-                "scenario": scenario_path,
-                "group": group,
-                "mode": mode,
-                "discovery": disc,
-                "publishers": pubs,
-                "subscribers": subs,
-                "reliable": rel == "reliable",
-                "data_len": dlen,
-                "latency_count": lcount,
-                "execution_time": m.execution_time_of(pubs, subs),
-                "num_iter": m.iterations(test),
-                "pub_rate": rate,
-                "test": test,
-                "warmup_samples": m.warmup_samples,
-                "repetition": rep,
-                "agent": kind,
-                "domain": sc.agent.domain,
-                "agent_extra_args": list(sc.agent.extra_args),
-                "topology": sc.topology.name,
-                "topology_params": tparams,
-                "topology_variant": tname,
-                "placement_variant": pname,
-                "placement": placement_mod.place(pl, hosts[tname], pubs, subs),
-                "timing": sc.timing.model_dump(),
-                "capture": sc.capture.for_run(m.execution_time_of(pubs, subs)),
-                "fidelity": sc.fidelity.model_dump(),
-                "resources": sc.resources,
-                # The servers (only when there are several: existing ids and configs stay).
-                **({"cluster": sc.cluster.result_relevant()} if sc.cluster else {}),
-            }
-        )
+        runs.append(_run_config(sc, point, lcount, run_id, group, scenario_path,
+                                placement_mod.place(variants[pname], hosts[tname], pubs, subs),
+                                topo_params[tname]))
     return runs
+
+
+def _group(sc: Scenario, point: tuple, lcount: int, kinds: list[str],
+           protocol_axes: list[list[str]]) -> str:
+    """A run's group: its run id without count, mode and repetition; names each axis that
+    has more than one value (an axis left at its one value keeps existing ids)."""
+    m = sc.matrix
+    (tname, pname, test, rel, dlen, _lc, rate, _pubs, _subs, _rep, kind, fan, same_host,
+     heartbeat, protocol, _mode, _disc) = point
+    parts = [sc.topology.name, "rel" if rel == "reliable" else "be", _size(dlen)]
+    if test == "latency":
+        parts.insert(1, "rtt")
+    if len(m.latency_count) > 1:
+        parts.append(f"lc{lcount}")
+    if any(m.pub_rate):
+        parts.append(f"rate{rate}" if rate else "unpaced")
+    if tname:
+        parts.append(tname)
+    if pname:
+        parts.append(pname)
+    if len(kinds) > 1:
+        parts.append(kind)
+    if m.fanout != ["kernel"]:
+        parts.append(f"fanout-{fan}")
+    if m.same_host != ["udp"]:
+        parts.append(f"samehost-{same_host}")
+    if len(m.heartbeat_timing or []) > 1:
+        parts.append(f"hb-{heartbeat}")
+    for factor, value, axis in zip(PROTOCOL_FACTORS, protocol, protocol_axes, strict=True):
+        if len(axis) > 1:
+            parts.append(f"{factor.tag}-{value}")
+    return "-".join(parts)
+
+
+def _run_config(sc: Scenario, point: tuple, lcount: int, run_id: str, group: str,
+                scenario_path: str, placement: Any, tparams: Any) -> dict[str, Any]:
+    """One run's ``config.json`` dict (keys of axes left at their default are absent, so
+    existing run configurations stay as they were)."""
+    m = sc.matrix
+    (tname, pname, test, rel, dlen, _lc, rate, pubs, subs, rep, kind, fan, same_host,
+     heartbeat, protocol, mode, disc) = point
+    return {
+        "run_id": run_id,
+        **({"fanout": fan} if fan != "kernel" else {}),
+        **({"same_host": same_host} if same_host != "udp" else {}),
+        **({"heartbeat_timing": heartbeat} if heartbeat else {}),
+        **{f.key: v for f, v in zip(PROTOCOL_FACTORS, protocol, strict=True) if v},
+        "campaign": sc.campaign.name,
+        "scenario": scenario_path,
+        "group": group,
+        "mode": mode,
+        "discovery": disc,
+        "publishers": pubs,
+        "subscribers": subs,
+        "reliable": rel == "reliable",
+        "data_len": dlen,
+        "latency_count": lcount,
+        "execution_time": m.execution_time_of(pubs, subs),
+        "num_iter": m.iterations(test),
+        "pub_rate": rate,
+        "test": test,
+        "warmup_samples": m.warmup_samples,
+        "repetition": rep,
+        "agent": kind,
+        "domain": sc.agent.domain,
+        "agent_extra_args": list(sc.agent.extra_args),
+        "topology": sc.topology.name,
+        "topology_params": tparams,
+        "topology_variant": tname,
+        "placement_variant": pname,
+        "placement": placement,
+        "timing": sc.timing.model_dump(),
+        "capture": sc.capture.for_run(m.execution_time_of(pubs, subs)),
+        "fidelity": sc.fidelity.model_dump(),
+        "resources": sc.resources,
+        # The servers (only when there are several: existing ids and configs stay).
+        **({"cluster": sc.cluster.result_relevant()} if sc.cluster else {}),
+    }

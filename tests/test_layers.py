@@ -159,3 +159,24 @@ def test_layers() -> None:
 def test_no_module_import_circle() -> None:
     found = module_cycles()
     assert not found, "import circles between modules:\n" + "\n".join(found)
+
+
+MAX_FUNCTION_LINES = 80  # experiments/ and analysis/: a longer function does several things
+
+
+def long_functions(root: Path = ROOT) -> list[str]:
+    """Each function of experiments/ and analysis/ over MAX_FUNCTION_LINES lines."""
+    out = []
+    for pkg in ("experiments", "analysis"):
+        for f in sorted((root / pkg).rglob("*.py")):
+            for n in ast.walk(ast.parse(f.read_text())):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = (n.end_lineno or n.lineno) - n.lineno + 1
+                    if lines > MAX_FUNCTION_LINES:
+                        out.append(f"{f.relative_to(root)}:{n.lineno}: {n.name} ({lines} lines)")
+    return out
+
+
+def test_no_function_over_80_lines() -> None:
+    found = long_functions()
+    assert not found, "functions to split:\n" + "\n".join(found)
