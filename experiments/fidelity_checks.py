@@ -309,19 +309,12 @@ def saturation_text(cores: float | None, metrics: dict[str, float | None]) -> st
     >>> saturation_text(0.4, {"throttled_share": 0.98, "socket_drop_share": 0.0104})
     'hosts saturated at 0.4 core: throttled in 98% of CFS periods, 1.04% socket drops'
     """
-    parts = []
-    thr = metrics.get("throttled_share")
-    if thr is not None:
-        parts.append(f"throttled in {thr:.0%} of CFS periods")
-    drops = metrics.get("socket_drop_share")
-    if drops is not None:
-        parts.append(f"{drops:.2%} socket drops")
-    wake = metrics.get("wakeup_p99_us")
-    if wake is not None:
-        parts.append(f"timer p99 {wake / 1000:.1f} ms inside")
-    rate = metrics.get("pub_rate_achieved_share")
-    if rate is not None:
-        parts.append(f"{rate:.0%} of the paced rate")
+    words = (("throttled_share", 1, "throttled in {:.0%} of CFS periods"),
+             ("socket_drop_share", 1, "{:.2%} socket drops"),
+             ("wakeup_p99_us", 1000, "timer p99 {:.1f} ms inside"),
+             ("pub_rate_achieved_share", 1, "{:.0%} of the paced rate"))
+    parts = [text.format(v / scale) for key, scale, text in words
+             if (v := metrics.get(key)) is not None]
     at = f" at {cores:g} core" if cores else ""
     return f"hosts saturated{at}: " + ", ".join(parts)
 

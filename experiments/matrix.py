@@ -48,7 +48,7 @@ with its count before it is (experiments/bounds.py).
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, NamedTuple
 
 from experiments import placement as placement_mod
 from experiments.schema import (
@@ -186,6 +186,27 @@ def run_count(sc: Scenario) -> int:
     return tests * len(m.data_len) * reps * modes
 
 
+class Point(NamedTuple):
+    """One point of the matrix: what a run is made of, besides its scenario."""
+    tname: str
+    pname: str
+    test: str
+    rel: str
+    dlen: int
+    lcount: int
+    rate: int
+    pubs: int
+    subs: int
+    rep: int
+    kind: str
+    fan: str
+    same_host: str
+    heartbeat: str
+    protocol: tuple[str, ...]
+    mode: str
+    disc: str
+
+
 def _cell(tname: str, pname: str, test: str, rel: str, dlen: int, lcount: int, rate: int,
           pubs: int, subs: int, rep: int, kind: str, fan: str, same_host: str,
           heartbeat: str, protocol: tuple[str, ...], mode: str, disc: str) -> dict[str, Any]:
@@ -233,8 +254,8 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     # (baseline_repetitions) runs its extra ones after the others' last.
     protocol_axes = [m.protocol_values(f) for f in PROTOCOL_FACTORS]
     points = (
-        (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,
-         heartbeat, protocol, mode, disc)
+        Point(tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan,
+              same_host, heartbeat, protocol, mode, disc)
         for tname, pname, test, rel, dlen in itertools.product(
             topo_params, variants, m.tests, m.reliability, m.data_len)
         for (lcount, rate), (pubs, subs) in itertools.product(
@@ -251,20 +272,19 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
     )
     baseline = _baseline(sc)
     for point in points:
-        (tname, pname, test, rel, _dlen, lcount, _rate, pubs, subs, rep, kind, fan, same_host,
-         heartbeat, protocol, mode, disc) = point
-        values = (tname, pname, rel, kind, fan, same_host, heartbeat, *protocol)
+        p = point
+        values = (p.tname, p.pname, p.rel, p.kind, p.fan, p.same_host, p.heartbeat, *p.protocol)
         if not _in_design(sc, values, baseline):
             continue
-        if rep > (m.baseline_repetitions_of(pubs, subs) if values == baseline
-                  else m.repetitions_of(pubs, subs)):
+        if p.rep > (m.baseline_repetitions_of(p.pubs, p.subs) if values == baseline
+                    else m.repetitions_of(p.pubs, p.subs)):
             continue
-        if test != "latency":
-            lcount = m.latency_count_of(pubs, subs, lcount)
-        group = _group(sc, point, lcount, kinds, protocol_axes)
-        mode_tag = mode if disc == "spdp-multicast" else f"{mode}-peers"
-        run_id = f"{group}-{pubs}x{subs}-{mode_tag}-r{rep}"
-        cell = _cell(*point)
+        if p.test != "latency":
+            p = p._replace(lcount=m.latency_count_of(p.pubs, p.subs, p.lcount))
+        group = _group(sc, p, kinds, protocol_axes)
+        mode_tag = p.mode if p.disc == "spdp-multicast" else f"{p.mode}-peers"
+        run_id = f"{group}-{p.pubs}x{p.subs}-{mode_tag}-r{p.rep}"
+        cell = _cell(*point)  # the point as the matrix wrote it
         if run_id in seen:
             raise _collision(scenario_path, run_id, seen[run_id], cell)
         seen[run_id] = cell
@@ -273,18 +293,18 @@ def expand(sc: Scenario, hosts: dict[str, list[str]], scenario_path: str = ""
                                 f"run id {run_id[:60]!r}... is {len(run_id.encode())} bytes; "
                                 f"allowed: at most {MAX_RUN_ID_BYTES} (it names a directory): "
                                 "shorter topology variant and placement names")
-        runs.append(_run_config(sc, point, lcount, run_id, group, scenario_path,
-                                placement_mod.place(variants[pname], hosts[tname], pubs, subs),
-                                topo_params[tname]))
+        placement = placement_mod.place(variants[p.pname], hosts[p.tname], p.pubs, p.subs)
+        runs.append(_run_config(sc, p, run_id, group, scenario_path, placement,
+                                topo_params[p.tname]))
     return runs
 
 
-def _group(sc: Scenario, point: tuple, lcount: int, kinds: list[str],
+def _group(sc: Scenario, point: Point, kinds: list[str],
            protocol_axes: list[list[str]]) -> str:
     """A run's group: its run id without count, mode and repetition; names each axis that
     has more than one value (an axis left at its one value keeps existing ids)."""
     m = sc.matrix
-    (tname, pname, test, rel, dlen, _lc, rate, _pubs, _subs, _rep, kind, fan, same_host,
+    (tname, pname, test, rel, dlen, lcount, rate, _pubs, _subs, _rep, kind, fan, same_host,
      heartbeat, protocol, _mode, _disc) = point
     parts = [sc.topology.name, "rel" if rel == "reliable" else "be", _size(dlen)]
     if test == "latency":
@@ -311,12 +331,12 @@ def _group(sc: Scenario, point: tuple, lcount: int, kinds: list[str],
     return "-".join(parts)
 
 
-def _run_config(sc: Scenario, point: tuple, lcount: int, run_id: str, group: str,
+def _run_config(sc: Scenario, point: Point, run_id: str, group: str,
                 scenario_path: str, placement: Any, tparams: Any) -> dict[str, Any]:
     """One run's ``config.json`` dict (keys of axes left at their default are absent, so
     existing run configurations stay as they were)."""
     m = sc.matrix
-    (tname, pname, test, rel, dlen, _lc, rate, pubs, subs, rep, kind, fan, same_host,
+    (tname, pname, test, rel, dlen, lcount, rate, pubs, subs, rep, kind, fan, same_host,
      heartbeat, protocol, mode, disc) = point
     return {
         "run_id": run_id,
